@@ -1,0 +1,33 @@
+# marl_llm: two commands.
+#   make run    set up .venv and run the main job on the embedded default (tiny backbone, CPU)
+#   make test   set up .venv and run the test suite (what CI runs)
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+# CPU installs pin torch; GPU users pass TORCH= (empty) to keep the CUDA build already in .venv.
+TORCH  ?= torch==2.13.0
+# papermill's kernel "python3" must be this venv's python, whatever the user has installed elsewhere.
+export JUPYTER_PATH := $(CURDIR)/$(VENV)/share/jupyter
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+
+.PHONY: setup run test sync-check clean-venv
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	if [ -n "$(TORCH)" ]; then $(BIN)/python -m pip install "$(TORCH)"; fi
+	$(BIN)/python -m pip install -e ".[dev]"
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (marl_llm)" >/dev/null
+	touch $@
+
+run: setup
+	$(BIN)/marl-llm demo
+
+sync-check: setup
+	PATH="$(CURDIR)/$(BIN):$$PATH" bash .ci/sync-check
+
+test: sync-check
+	$(BIN)/python -m pytest tests -q -ra
+
+clean-venv:
+	rm -rf $(VENV)

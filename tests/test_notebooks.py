@@ -1,0 +1,78 @@
+"""Run every notebook in nbs/ through papermill with its CI-sized `parameters`.
+
+Cells flagged for nbdev to skip in tests are skipped here too: `#| gpu` (unless CUDA is available),
+`#| notest` and `#| eval: false`. A failing cell fails the test with the notebook, the cell number and
+its source in the message.
+"""
+import os, re, time, pathlib
+import nbformat, papermill as pm, pytest
+
+NBS = pathlib.Path(__file__).resolve().parents[1] / "nbs"
+NOTEBOOKS = sorted(p.name for p in NBS.glob("*.ipynb") if not p.name.startswith("_"))
+CELL_TIMEOUT = int(os.environ.get("MARL_LLM_CELL_TIMEOUT", "600"))     # seconds, any one cell
+NB_TIMEOUT = int(os.environ.get("MARL_LLM_NB_TIMEOUT", "900"))         # seconds, a whole notebook
+
+
+def _has_cuda():
+    try:
+        import torch
+        return torch.cuda.is_available()
+    except Exception:
+        return False
+
+
+def skip_flags(source: str) -> set:
+    "nbdev directives on a cell that mean 'do not run this in tests'."
+    flags = set()
+    for line in source.splitlines():
+        m = re.match(r"^\s*#\s*\|\s*(.*)$", line)
+        if not m:
+            if line.strip(): break        # directives come first
+            continue
+        d = m.group(1).strip().lower()
+        if d in ("gpu", "notest"): flags.add(d)
+        if re.match(r"eval\s*:\s*false", d): flags.add("eval:false")
+    return flags
+
+
+def prepared(path: pathlib.Path, out_dir: pathlib.Path) -> pathlib.Path:
+    "A copy of the notebook with skipped cells turned into markdown notes (so cell numbers stay put)."
+    nb = nbformat.read(path, as_version=4)
+    cuda = _has_cuda()
+    for cell in nb.cells:
+        if cell.cell_type != "code": continue
+        flags = skip_flags(cell.source)
+        if ("gpu" in flags and not cuda) or "notest" in flags or "eval:false" in flags:
+            cell.cell_type, cell.source = "markdown", "*(skipped in tests: " + ", ".join(sorted(flags)) + ")*"
+            for k in ("outputs", "execution_count"): cell.pop(k, None)
+    dst = out_dir / path.name
+    nbformat.write(nb, dst)
+    return dst
+
+
+def test_skip_flags():
+    assert skip_flags("#| gpu\nx = 1") == {"gpu"}
+    assert skip_flags("#| export\n#|notest\nx") == {"notest"}
+    assert skip_flags("#| eval: false\n") == {"eval:false"}
+    assert skip_flags("x = 1\n#| gpu") == set()          # not a directive after code
+
+
+def test_every_notebook_is_found():
+    assert "00_core.ipynb" in NOTEBOOKS and "index.ipynb" in NOTEBOOKS
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook(name, tmp_path):
+    src = prepared(NBS / name, tmp_path)
+    t0 = time.time()
+    try:
+        pm.execute_notebook(str(src), str(tmp_path / ("out_" + name)), kernel_name="python3",
+                            cwd=str(NBS), execution_timeout=CELL_TIMEOUT, progress_bar=False,
+                            log_output=False)
+    except pm.PapermillExecutionError as e:
+        src_lines = (e.source or "").strip().splitlines()
+        head = "\n    ".join(src_lines[:12])
+        pytest.fail(f"{name}: cell {e.cell_index} (execution {e.exec_count}) raised {e.ename}: {e.evalue}\n"
+                    f"  cell source:\n    {head}", pytrace=False)
+    elapsed = time.time() - t0
+    assert elapsed < NB_TIMEOUT, f"{name} took {elapsed:.0f}s, over the {NB_TIMEOUT}s notebook budget"
