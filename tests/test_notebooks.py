@@ -76,3 +76,11 @@ def test_notebook(name, tmp_path):
                     f"  cell source:\n    {head}", pytrace=False)
     elapsed = time.time() - t0
     assert elapsed < NB_TIMEOUT, f"{name} took {elapsed:.0f}s, over the {NB_TIMEOUT}s notebook budget"
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_has_one_parameters_cell(name):
+    "papermill injects sweep values after the cell tagged `parameters`; every notebook has exactly one."
+    nb = nbformat.read(NBS / name, as_version=4)
+    tagged = [i for i, c in enumerate(nb.cells) if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(tagged) == 1, f"{name}: {len(tagged)} cells tagged 'parameters' (cells {tagged}); need exactly 1"
