@@ -107,8 +107,28 @@ def overcooked_rows(steps: int, repeats: int) -> tuple[list[dict], list[str]]:
     return rows, [note]
 
 
-GAMES = {"overcooked": overcooked_rows}
-"game name -> function(steps, repeats) returning (rows, notes); add Cleanup/Harvest here."
+def commons_rows(steps: int, repeats: int) -> tuple[list[dict], list[str]]:
+    "Rows for Cleanup and Commons Harvest (no reference engine: Melting Pot is not pip-installable here)."
+    from marl_llm.commons import benchmark_rows
+    best = {}
+    for _ in range(repeats):
+        for r in benchmark_rows(seconds=max(0.5, steps / 100_000), layouts=("small", "default")):
+            k = (r["game"], r["layout"]); best[k] = max(best.get(k, 0), r["steps_per_s"])
+    rows = [dict(game=g, layout=l, ours=v, reference=None, ratio=None) for (g, l), v in best.items()]
+    return rows, ["cleanup/harvest: no reference engine (Melting Pot substrates are not comparable step for step)"]
+
+
+GAMES = {"overcooked": overcooked_rows, "commons": commons_rows}
+"game name -> function(steps, repeats) returning (rows, notes)."
+
+OPTION_CASES = [("overcooked", "cramped_room"), ("overcooked", "asymmetric_advantages"),
+                ("cleanup", "small"), ("harvest", "small")]
+
+
+def option_rows(seconds: float, n_envs: int = 8) -> list[dict]:
+    "Option decisions/s under a uniformly random option policy, over `n_envs` envs of `OptionEnv`."
+    from marl_llm.option_env import option_decisions_per_s
+    return [option_decisions_per_s(g, l, n_envs=n_envs, seconds=seconds) for g, l in OPTION_CASES]
 
 
 def main(argv=None):
@@ -116,6 +136,7 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=30000, help="random-action steps per timed run")
     ap.add_argument("--repeats", type=int, default=5, help="timed runs per engine and layout (the best counts)")
     ap.add_argument("--games", nargs="*", default=list(GAMES), help=f"which of {list(GAMES)}")
+    ap.add_argument("--option-seconds", type=float, default=2.0, help="seconds per option-decision measurement (0: skip)")
     args = ap.parse_args(argv)
     unknown = [g for g in args.games if g not in GAMES]
     if unknown: ap.error(f"unknown game(s) {unknown}; valid: {list(GAMES)}")
@@ -124,13 +145,18 @@ def main(argv=None):
         r, n = GAMES[g](args.steps, args.repeats)
         rows += r; notes += n
     fmt = lambda x, spec: "-" if x is None else format(x, spec)
-    print(f"{'game':<12} {'layout':<24} {'ours steps/s':>13} {'ref steps/s':>12} {'ratio':>7}")
+    print(f"{'game':<16} {'layout':<24} {'ours steps/s':>13} {'ref steps/s':>12} {'ratio':>7}")
     for r in rows:
-        print(f"{r['game']:<12} {r['layout']:<24} {fmt(r['ours'], ',.0f'):>13} {fmt(r['reference'], ',.0f'):>12} "
+        print(f"{r['game']:<16} {r['layout']:<24} {fmt(r['ours'], ',.0f'):>13} {fmt(r['reference'], ',.0f'):>12} "
               f"{fmt(r['ratio'], '.1f'):>7}")
     for n in notes: print(n)
+    opts = option_rows(args.option_seconds) if args.option_seconds > 0 else []
+    if opts:
+        print(f"\n{'game':<12} {'layout':<24} {'option decisions/s':>19} {'primitive steps/s':>18}  (random options, 8 envs)")
+        for r in opts:
+            print(f"{r['game']:<12} {r['layout']:<24} {r['decisions_per_s']:>19,.0f} {r['steps_per_s']:>18,.0f}")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(dict(rows=rows, notes=notes, steps=args.steps, repeats=args.repeats,
+    RESULTS.write_text(json.dumps(dict(rows=rows, options=opts, notes=notes, steps=args.steps, repeats=args.repeats,
                                        python=sys.version.split()[0], machine=platform.platform(),
                                        cpus=os.cpu_count()), indent=2))
     print(f"wrote {RESULTS.relative_to(ROOT)}")
