@@ -20,8 +20,14 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (marl_llm)" >/dev/null
 	touch $@
 
+# The main job on the embedded default: tiny backbone, Overcooked cramped_room, a few minutes on CPU.
+RUN := runs/quickstart-$(shell date +%Y%m%d-%H%M%S)
 run: setup
 	$(BIN)/marl-llm demo
+	$(BIN)/marl-llm guards --game overcooked --layout cramped_room --episodes 16 --out $(RUN)-guards.json
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/marl-llm train --game overcooked --layout cramped_room --algo pa-magrpo \
+	  --backbone tiny --updates 10 --envs 2 --group 4 --horizon 100 --rules false --shaping overcooked \
+	  --guards $(RUN)-guards.json --eval-every 5 --out $(RUN)
 
 sync-check: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash .ci/sync-check
