@@ -984,6 +984,7 @@ d = { 'settings': { 'branch': 'main',
             'marl_llm.text_rl': { 'marl_llm.text_rl.Sample': ('text_rl.html#sample', 'marl_llm/text_rl.py'),
                                   'marl_llm.text_rl.TextUpdateConfig': ('text_rl.html#textupdateconfig', 'marl_llm/text_rl.py'),
                                   'marl_llm.text_rl._seed_from': ('text_rl.html#_seed_from', 'marl_llm/text_rl.py'),
+                                  'marl_llm.text_rl.completion_logits': ('text_rl.html#completion_logits', 'marl_llm/text_rl.py'),
                                   'marl_llm.text_rl.completion_logprobs': ('text_rl.html#completion_logprobs', 'marl_llm/text_rl.py'),
                                   'marl_llm.text_rl.sample_texts': ('text_rl.html#sample_texts', 'marl_llm/text_rl.py'),
                                   'marl_llm.text_rl.text_update': ('text_rl.html#text_update', 'marl_llm/text_rl.py')}}}

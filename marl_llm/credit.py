@@ -82,8 +82,10 @@ def decision_returns(turns: Sequence[Turn], gamma: float = 0.99, horizon: str = 
     return out
 
 def pa_magrpo_credit(episodes: Sequence[Episode], gamma: float = 0.99, horizon: str = "to_go",
-                     clip: float = 5.0) -> dict[str, CreditStats]:
-    "Per agent: set `turn.info['ret']` and `turn.info['adv']` (normalised over that agent's turns in its group)."
+                     clip: float = 5.0, window: int | None = None) -> dict[str, CreditStats]:
+    """Per agent: set `turn.info['ret']` and `turn.info['adv']` (normalised over that agent's turns in its group;
+    with `window`, only over those that started in the same window of `window` primitive steps)."""
+    if window is not None and window < 1: raise ValueError(f"window must be >= 1 or None, got {window}")
     stats = {}
     agents = sorted({a for ep in episodes for a in ep.agents})
     for a in agents:
@@ -92,7 +94,8 @@ def pa_magrpo_credit(episodes: Sequence[Episode], gamma: float = 0.99, horizon: 
             ts = ep.turns.get(a, [])
             for t, g in zip(ts, decision_returns(ts, gamma, horizon)):
                 t.info["ret"] = g
-                vals.append(g); keys.append(_group_of(ep, i)); refs.append(t)
+                key = _group_of(ep, i)
+                vals.append(g); keys.append(key if window is None else (key, t.t // window)); refs.append(t)
         adv, stats[a] = group_normalise(vals, keys, clip=clip)
         for t, x in zip(refs, adv): t.info["adv"] = float(x)
     return stats

@@ -57,8 +57,9 @@ class TrainConfig:
     clip_eps: float = 0.2
     kl_coef: float = 0.01
     ent_coef: float = 0.0
-    gamma: float = 0.99
+    gamma: float = 0.95            # per primitive step (semi-MDP discount)
     credit_horizon: str = "to_go"  # PA-MAGRPO decision returns: "to_go" or "segment"
+    credit_window: int | None = 20 # PA-MAGRPO: compare decisions started within the same window of steps (None: whole rollout)
     adv_clip: float = 5.0
     max_grad_norm: float = 1.0
     lora_r: int = 8
@@ -81,6 +82,8 @@ class TrainConfig:
             raise ValueError(f"unknown layout {self.layout!r} for game {self.game!r}; valid layouts: {spec.layouts()}")
         if self.algo not in ALGOS: raise ValueError(f"unknown algo {self.algo!r}; valid: {list(ALGOS)}")
         if self.group < 2: raise ValueError(f"group size must be >= 2 for group-relative credit, got {self.group}")
+        if self.credit_window is not None and self.credit_window < 1:
+            raise ValueError(f"credit_window must be >= 1 or None, got {self.credit_window}")
         if self.obs not in ("compact", "text"): raise ValueError(f"obs {self.obs!r}; valid: 'compact', 'text'")
         for k in ("updates", "envs", "horizon", "epochs", "minibatch", "checkpoint_every", "eval_every", "eval_envs"):
             if getattr(self, k) < 1: raise ValueError(f"{k} must be >= 1, got {getattr(self, k)}")
@@ -330,7 +333,8 @@ class Trainer:
         if cfg.algo == "magrpo":
             cs = {"team": magrpo_credit(eps, clip=cfg.adv_clip)}
         else:
-            cs = pa_magrpo_credit(eps, gamma=cfg.gamma, horizon=cfg.credit_horizon, clip=cfg.adv_clip)
+            cs = pa_magrpo_credit(eps, gamma=cfg.gamma, horizon=cfg.credit_horizon, clip=cfg.adv_clip,
+                                  window=cfg.credit_window)
         turns = [t for ep in eps for ts in ep.turns.values() for t in ts if math.isfinite(t.info.get("adv", math.nan))]
         stats = update(self.policy, self.opt, turns, cfg, u, all_reduce=self._all_reduce if self.world > 1 else None)
         team = [ep.meta["task_reward"] for ep in eps]

@@ -17,7 +17,7 @@ import torch
 from .core import Episode, Turn, RunDir, seed_everything, write_json
 from .backbone import Backbone, load_backbone, AgentAdapters
 from .tasks import Task, arithmetic_task, arithmetic_tasks, load_gsm8k
-from .text_rl import sample_texts, completion_logprobs
+from .text_rl import sample_texts, completion_logprobs, completion_logits
 from .credit import magrpo_credit
 from .losses import policy_loss
 from .checkpoint import Checkpointer, check_finite
@@ -191,19 +191,8 @@ def sft_warm_start(backbone: Backbone, pairs: Sequence[tuple[str, str]], steps: 
 # %% ../nbs/21_teamtr.ipynb #7983a9be
 def completion_dists(adapters, agents, prompt_ids: Sequence[Sequence[int]], completion_ids: Sequence[Sequence[int]]):
     "Full log-distributions `[B, Tc, V]` at each completion position (row `i` under `agents[i]`) and the mask `[B, Tc]`."
-    bb = adapters.backbone
-    B, T = len(prompt_ids), max(len(p) + len(c) for p, c in zip(prompt_ids, completion_ids))
-    Tc = max(len(c) for c in completion_ids)
-    ids = torch.full((B, T), bb.tokenizer.pad_token_id, dtype=torch.long)
-    att = torch.zeros((B, T), dtype=torch.long)
-    for k, (p, c) in enumerate(zip(prompt_ids, completion_ids)):
-        row = list(p) + list(c); ids[k, :len(row)] = torch.tensor(row); att[k, :len(row)] = 1
-    logits = adapters.logits(agents, ids.to(bb.device), att.to(bb.device)).float()
-    out = logits.new_zeros((B, Tc, logits.shape[-1])); mask = torch.zeros((B, Tc), dtype=torch.bool, device=logits.device)
-    for k, (p, c) in enumerate(zip(prompt_ids, completion_ids)):
-        s = len(p) - 1
-        out[k, :len(c)] = logits[k, s:s + len(c)]; mask[k, :len(c)] = True
-    return out.log_softmax(-1), mask
+    logits, mask = completion_logits(adapters, agents, prompt_ids, completion_ids)
+    return logits.log_softmax(-1), mask
 
 def token_kl(new_logp_all: torch.Tensor, old_logp_all: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     "Exact token-decomposed reverse KL per sequence: sum over its tokens of KL(new(.|s_t) || old(.|s_t))."

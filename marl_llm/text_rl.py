@@ -18,7 +18,7 @@ from .losses import policy_loss
 from .checkpoint import check_finite
 
 # %% auto #0
-__all__ = ['Sample', 'sample_texts', 'completion_logprobs', 'TextUpdateConfig', 'text_update']
+__all__ = ['Sample', 'sample_texts', 'completion_logits', 'completion_logprobs', 'TextUpdateConfig', 'text_update']
 
 # %% ../nbs/15_text_rl.ipynb #df8f146c
 @dataclass
@@ -64,9 +64,10 @@ def sample_texts(adapters, agents: Sequence[str], prompts: Sequence[str], max_ne
     return samples
 
 # %% ../nbs/15_text_rl.ipynb #823fc7bc
-def completion_logprobs(adapters, agents: Sequence[str] | str, prompt_ids: Sequence[Sequence[int]],
-                        completion_ids: Sequence[Sequence[int]], temperature: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
-    "Log-probs `[B, Tc]` of each completion given its prompt, row `i` under `agents[i]` (or '__base__'), one forward."
+def completion_logits(adapters, agents: Sequence[str] | str, prompt_ids: Sequence[Sequence[int]],
+                      completion_ids: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Logits `[B, Tc, V]` of the distribution over each completion token (position `j` predicts
+    `completion_ids[i][j]`) given its prompt, row `i` under `agents[i]` (or '__base__'), in one forward; and the mask `[B, Tc]`."""
     bb = adapters.backbone
     B = len(prompt_ids)
     T = max(len(p) + len(c) for p, c in zip(prompt_ids, completion_ids))
@@ -76,15 +77,22 @@ def completion_logprobs(adapters, agents: Sequence[str] | str, prompt_ids: Seque
     for k, (p, c) in enumerate(zip(prompt_ids, completion_ids)):
         row = list(p) + list(c)
         ids[k, :len(row)] = torch.tensor(row); att[k, :len(row)] = 1
-    ids, att = ids.to(bb.device), att.to(bb.device)
-    logits = adapters.logits(agents, ids, att)[:, :-1].float() / temperature
-    lp_all = logits.log_softmax(-1).gather(-1, ids[:, 1:, None])[..., 0]          # [B, T-1]: token t+1 given <= t
-    out = torch.zeros((B, Tc), dtype=lp_all.dtype, device=lp_all.device)
-    mask = torch.zeros((B, Tc), dtype=torch.bool, device=lp_all.device)
+    logits = adapters.logits(agents, ids.to(bb.device), att.to(bb.device)).float()
+    out = logits.new_zeros((B, Tc, logits.shape[-1]))
+    mask = torch.zeros((B, Tc), dtype=torch.bool, device=logits.device)
     for k, (p, c) in enumerate(zip(prompt_ids, completion_ids)):
-        s = len(p) - 1
-        out[k, :len(c)] = lp_all[k, s:s + len(c)]; mask[k, :len(c)] = True
+        s = len(p) - 1                                            # logits at s predict the first completion token
+        out[k, :len(c)] = logits[k, s:s + len(c)]; mask[k, :len(c)] = True
     return out, mask
+
+def completion_logprobs(adapters, agents: Sequence[str] | str, prompt_ids: Sequence[Sequence[int]],
+                        completion_ids: Sequence[Sequence[int]], temperature: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+    "Log-probs `[B, Tc]` of each completion given its prompt, row `i` under `agents[i]` (or '__base__'), one forward."
+    logits, mask = completion_logits(adapters, agents, prompt_ids, completion_ids)
+    target = torch.zeros(mask.shape, dtype=torch.long, device=mask.device)
+    for k, c in enumerate(completion_ids): target[k, :len(c)] = torch.tensor(list(c), dtype=torch.long)
+    lp = (logits / temperature).log_softmax(-1).gather(-1, target[..., None])[..., 0]
+    return torch.where(mask, lp, torch.zeros_like(lp)), mask
 
 # %% ../nbs/15_text_rl.ipynb #bddda525
 @dataclass
