@@ -41,9 +41,11 @@ $(REF_VENV)/.installed:
 	$(REF_VENV)/bin/python -m pip install -q "numpy<2" scipy tqdm overcooked-ai==1.1.0 && touch $@ \
 	|| echo "overcooked-ai reference unavailable: tests/test_overcooked_reference.py will skip"
 
+# One torch thread per process: on a 2-core machine shared with any other job, multi-threaded OpenMP
+# processes spin-wait on each other and a notebook can run 10-100x slower (override: OMP_NUM_THREADS=2).
 test: sync-check
 	-@$(MAKE) --no-print-directory ref-venv
-	OVERCOOKED_REF_PYTHON=$${OVERCOOKED_REF_PYTHON:-$(CURDIR)/$(REF_VENV)/bin/python} $(BIN)/python -m pytest tests -q -ra
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} OVERCOOKED_REF_PYTHON=$${OVERCOOKED_REF_PYTHON:-$(CURDIR)/$(REF_VENV)/bin/python} $(BIN)/python -m pytest tests -q -ra
 
 clean-venv:
 	rm -rf $(VENV)

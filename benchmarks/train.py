@@ -1,6 +1,7 @@
 """Does PA-MAGRPO learn on a CPU? Trained vs untrained policy, random options and the low-level-action LLM.
 
     python benchmarks/train.py [--cpu-minutes 15] [--cases overcooked:cramped_room overcooked:asymmetric_advantages harvest:small]
+    python benchmarks/train.py --plot train_a.json train_b.json     # one figure from several result files
 
 For each case: synthesise feasibility guards from random burn-in (08_guards), train the tiny backbone's
 per-agent adapters with PA-MAGRPO for at most `--cpu-minutes` of CPU time (and `--max-updates`),
@@ -141,8 +142,15 @@ def main(argv=None):
     ap.add_argument("--eval-envs", type=int, default=16)
     ap.add_argument("--burn-in", type=int, default=24)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--plot", nargs="+", metavar="JSON",
+                    help="only redraw the figure from these result files (under benchmarks/results/) into train_all.*")
     a = ap.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
+    if a.plot:
+        rows = [r for f in a.plot for r in json.loads((OUT / f).read_text())["rows"]]
+        figure(rows, OUT / "train_all")
+        print(f"wrote {(OUT / 'train_all.html').relative_to(ROOT)} (and .png where kaleido can)")
+        return
     import torch
     torch.set_num_threads(a.threads)
     rows = []
@@ -175,7 +183,9 @@ def figure(rows, stem: Path):
     from plotly.subplots import make_subplots
     fig = make_subplots(rows=1, cols=len(rows), subplot_titles=[f"{r['game']}/{r['layout']}" for r in rows])
     for c, r in enumerate(rows, 1):
-        steps, vals = zip(*r["curve"])
+        curve = [tuple(x) for x in r["curve"]]
+        if curve[-1][0] != r["updates"]: curve.append((r["updates"], r["trained"][0]))   # the final evaluation
+        steps, vals = zip(*curve)
         fig.add_trace(go.Scatter(x=steps, y=vals, mode="lines+markers", name="PA-MAGRPO (held-out)",
                                  line=dict(color="#1f77b4"), showlegend=c == 1), row=1, col=c)
         for key, name, color in (("untrained", "untrained", "#7f7f7f"), ("random_options", "random options", "#2ca02c"),

@@ -59,7 +59,7 @@ class TrainConfig:
     ent_coef: float = 0.0
     gamma: float = 0.95            # per primitive step (semi-MDP discount)
     credit_horizon: str = "to_go"  # PA-MAGRPO decision returns: "to_go" or "segment"
-    credit_window: int | None = 20 # PA-MAGRPO: compare decisions started within the same window of steps (None: whole rollout)
+    credit_window: int | None = 20 # PA-MAGRPO: compare decisions started within the same window of steps (0/None: whole rollout)
     adv_clip: float = 5.0
     max_grad_norm: float = 1.0
     lora_r: int = 8
@@ -82,8 +82,9 @@ class TrainConfig:
             raise ValueError(f"unknown layout {self.layout!r} for game {self.game!r}; valid layouts: {spec.layouts()}")
         if self.algo not in ALGOS: raise ValueError(f"unknown algo {self.algo!r}; valid: {list(ALGOS)}")
         if self.group < 2: raise ValueError(f"group size must be >= 2 for group-relative credit, got {self.group}")
+        if self.credit_window == 0: self.credit_window = None                # the CLI's way to say None
         if self.credit_window is not None and self.credit_window < 1:
-            raise ValueError(f"credit_window must be >= 1 or None, got {self.credit_window}")
+            raise ValueError(f"credit_window must be >= 1, or 0/None for whole rollouts, got {self.credit_window}")
         if self.obs not in ("compact", "text"): raise ValueError(f"obs {self.obs!r}; valid: 'compact', 'text'")
         for k in ("updates", "envs", "horizon", "epochs", "minibatch", "checkpoint_every", "eval_every", "eval_envs"):
             if getattr(self, k) < 1: raise ValueError(f"{k} must be >= 1, got {getattr(self, k)}")
