@@ -78,7 +78,7 @@ def run_case(game, layout, a, out_dir):
                       horizon=a.horizon, seed=a.seed, lr=a.lr, epochs=a.epochs, rules=False, guards=str(gpath),
                       shaping=shaping, eval_every=a.eval_every, eval_envs=a.eval_envs, checkpoint_every=10_000,
                       record_episodes=0)
-    run = out_dir / "runs" / f"{game}_{layout}"
+    run = out_dir / "runs" / f"{game}_{layout}_s{a.seed}"
     if run.exists(): shutil.rmtree(run)
     tr = Trainer(cfg, run, quiet=True)
     seeds = [cfg.eval_seed + k for k in range(cfg.eval_envs)]
@@ -94,7 +94,7 @@ def run_case(game, layout, a, out_dir):
     rand = random_options(game, layout, seeds, cfg.horizon, tr.filter)
     low = low_level_llm(_fresh_policy(cfg), game, layout, seeds, cfg.horizon)
     m = lambda x: (float(np.mean(x)), float(np.std(x)))
-    row = dict(game=game, layout=layout, updates=u, wall_s=round(wall, 1), cpu_s=round(cpu, 1), guards=len(gs.guards),
+    row = dict(game=game, layout=layout, seed=a.seed, updates=u, wall_s=round(wall, 1), cpu_s=round(cpu, 1), guards=len(gs.guards),
                guard_s=round(t_guards, 1), untrained=m(untrained), trained=m(trained), random_options=m(rand),
                low_level_llm=m(low), eval_episodes=len(seeds),
                ratio=(m(trained)[0] / m(untrained)[0]) if m(untrained)[0] > 0 else None,
@@ -147,7 +147,10 @@ def main(argv=None):
     a = ap.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
     if a.plot:
-        rows = [r for f in a.plot for r in json.loads((OUT / f).read_text())["rows"]]
+        rows = []
+        for f in a.plot:
+            d = json.loads((OUT / f).read_text())
+            rows += [{"seed": d["args"]["seed"], **r} for r in d["rows"]]
         figure(rows, OUT / "train_all")
         print(f"wrote {(OUT / 'train_all.html').relative_to(ROOT)} (and .png where kaleido can)")
         return
@@ -161,7 +164,7 @@ def main(argv=None):
         r = rows[-1]
         print(f"   {r['updates']} updates in {r['wall_s']} s wall / {r['cpu_s']} s CPU; held-out team reward "
               f"trained {r['trained'][0]:.2f} vs untrained {r['untrained'][0]:.2f}", flush=True)
-    same = same_seed_same_curve(OUT / "runs")
+    same = same_seed_same_curve(OUT / "runs" / Path(a.json).stem)      # per result file: parallel runs never collide
     f = lambda x: f"{x[0]:6.2f} ± {x[1]:5.2f}"
     print(f"\n{'case':<36} {'updates':>7} {'wall s':>7} {'trained':>15} {'untrained':>15} {'random opts':>15} "
           f"{'low-level LLM':>15} {'trained/untrained':>18}")
@@ -181,20 +184,23 @@ def figure(rows, stem: Path):
     "Held-out team reward over updates per case, with the untrained / random-options / low-level LLM levels."
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
-    fig = make_subplots(rows=1, cols=len(rows), subplot_titles=[f"{r['game']}/{r['layout']}" for r in rows])
-    for c, r in enumerate(rows, 1):
+    ncol = min(3, len(rows)); nrow = -(-len(rows) // ncol)
+    fig = make_subplots(rows=nrow, cols=ncol, vertical_spacing=0.18, subplot_titles=[f"{r['game']}/{r['layout']}, seed {r.get('seed', 0)}" for r in rows])
+    for k, r in enumerate(rows):
+        at = dict(row=k // ncol + 1, col=k % ncol + 1)
         curve = [tuple(x) for x in r["curve"]]
         if curve[-1][0] != r["updates"]: curve.append((r["updates"], r["trained"][0]))   # the final evaluation
         steps, vals = zip(*curve)
         fig.add_trace(go.Scatter(x=steps, y=vals, mode="lines+markers", name="PA-MAGRPO (held-out)",
-                                 line=dict(color="#1f77b4"), showlegend=c == 1), row=1, col=c)
+                                 line=dict(color="#1f77b4"), showlegend=k == 0), **at)
         for key, name, color in (("untrained", "untrained", "#7f7f7f"), ("random_options", "random options", "#2ca02c"),
                                  ("low_level_llm", "low-level LLM", "#d62728")):
             fig.add_trace(go.Scatter(x=[steps[0], steps[-1]], y=[r[key][0]] * 2, mode="lines", name=name,
-                                     line=dict(color=color, dash="dash"), showlegend=c == 1), row=1, col=c)
-        fig.update_xaxes(title_text="update", row=1, col=c)
-    fig.update_yaxes(title_text="mean team reward, held-out seeds", row=1, col=1)
-    fig.update_layout(title="PA-MAGRPO on CPU (tiny backbone)", width=480 * len(rows) + 120, height=420)
+                                     line=dict(color=color, dash="dash"), showlegend=k == 0), **at)
+        fig.update_xaxes(title_text="update", **at)
+    for r_ in range(1, nrow + 1): fig.update_yaxes(title_text="held-out team reward", row=r_, col=1)
+    fig.update_layout(title="PA-MAGRPO on CPU (tiny backbone), 15 CPU min per run", width=440 * ncol + 160,
+                      height=360 * nrow + 60)
     fig.write_html(stem.with_suffix(".html"), include_plotlyjs="cdn")
     try:
         fig.write_image(stem.with_suffix(".png"))
