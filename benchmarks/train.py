@@ -185,7 +185,8 @@ def figure(rows, stem: Path):
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
     ncol = min(3, len(rows)); nrow = -(-len(rows) // ncol)
-    fig = make_subplots(rows=nrow, cols=ncol, vertical_spacing=0.18, subplot_titles=[f"{r['game']}/{r['layout']}, seed {r.get('seed', 0)}" for r in rows])
+    fig = make_subplots(rows=nrow, cols=ncol, vertical_spacing=0.18, subplot_titles=[f"{r['game']}/{r['layout']}, seed {r.get('seed', 0)}, {r['cpu_s'] / 60:.0f} CPU min"
+                                                            for r in rows])
     for k, r in enumerate(rows):
         at = dict(row=k // ncol + 1, col=k % ncol + 1)
         curve = [tuple(x) for x in r["curve"]]
@@ -199,7 +200,7 @@ def figure(rows, stem: Path):
                                      line=dict(color=color, dash="dash"), showlegend=k == 0), **at)
         fig.update_xaxes(title_text="update", **at)
     for r_ in range(1, nrow + 1): fig.update_yaxes(title_text="held-out team reward", row=r_, col=1)
-    fig.update_layout(title="PA-MAGRPO on CPU (tiny backbone), 15 CPU min per run", width=440 * ncol + 160,
+    fig.update_layout(title="PA-MAGRPO on CPU (tiny backbone)", width=440 * ncol + 160,
                       height=360 * nrow + 60)
     fig.write_html(stem.with_suffix(".html"), include_plotlyjs="cdn")
     try:

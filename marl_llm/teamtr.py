@@ -17,7 +17,7 @@ import torch
 from .core import Episode, Turn, RunDir, seed_everything, write_json
 from .backbone import Backbone, load_backbone, AgentAdapters
 from .tasks import Task, arithmetic_task, arithmetic_tasks, load_gsm8k
-from .text_rl import sample_texts, completion_logprobs, completion_logits
+from .text_rl import sample_texts, completion_logprobs, completion_logits, completion_token_logprobs
 from .credit import magrpo_credit
 from .losses import policy_loss
 from .checkpoint import Checkpointer, check_finite
@@ -263,7 +263,7 @@ def tr_update(component: Component, optimizer: torch.optim.Optimizer, turns: Seq
         with torch.set_grad_enabled(grad):
             if cfg.kl_estimator == "exact" and not grad:
                 dist, mask = completion_dists(ad, name, P(c), C(c))
-                lp = dist.gather(-1, _pad_ids(C(c), mask.shape[1], dev)[..., None])[..., 0] * mask
+                lp = completion_token_logprobs(dist, C(c), mask)
                 return lp, mask, dist
             lp, mask = completion_logprobs(ad, name, P(c), C(c))
             return lp, mask, None
@@ -321,11 +321,6 @@ def tr_update(component: Component, optimizer: torch.optim.Optimizer, turns: Seq
     for t, x in zip(tt, lrs): t.info["log_ratio"] = x
     out.update(kl=kl, gain=gain)
     return out
-
-def _pad_ids(rows: Sequence[Sequence[int]], T: int, device) -> torch.Tensor:
-    out = torch.zeros((len(rows), T), dtype=torch.long)
-    for k, r in enumerate(rows): out[k, :len(r)] = torch.tensor(list(r))
-    return out.to(device)
 
 # %% ../nbs/21_teamtr.ipynb #d44dbb9a
 SCHEDULES = ("teamtr", "stale", "simultaneous", "single")

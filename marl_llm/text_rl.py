@@ -18,7 +18,8 @@ from .losses import policy_loss
 from .checkpoint import check_finite
 
 # %% auto #0
-__all__ = ['Sample', 'sample_texts', 'completion_logits', 'completion_logprobs', 'TextUpdateConfig', 'text_update']
+__all__ = ['Sample', 'sample_texts', 'completion_logits', 'completion_logprobs', 'completion_token_logprobs', 'TextUpdateConfig',
+           'text_update']
 
 # %% ../nbs/15_text_rl.ipynb #df8f146c
 @dataclass
@@ -89,10 +90,14 @@ def completion_logprobs(adapters, agents: Sequence[str] | str, prompt_ids: Seque
                         completion_ids: Sequence[Sequence[int]], temperature: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
     "Log-probs `[B, Tc]` of each completion given its prompt, row `i` under `agents[i]` (or '__base__'), one forward."
     logits, mask = completion_logits(adapters, agents, prompt_ids, completion_ids)
+    return completion_token_logprobs((logits / temperature).log_softmax(-1), completion_ids, mask), mask
+
+def completion_token_logprobs(logp_all: torch.Tensor, completion_ids: Sequence[Sequence[int]], mask: torch.Tensor) -> torch.Tensor:
+    "From log-distributions `[B, Tc, V]` (as `completion_logits` lays them out), each completion token's log-prob `[B, Tc]` (0 off `mask`)."
     target = torch.zeros(mask.shape, dtype=torch.long, device=mask.device)
     for k, c in enumerate(completion_ids): target[k, :len(c)] = torch.tensor(list(c), dtype=torch.long)
-    lp = (logits / temperature).log_softmax(-1).gather(-1, target[..., None])[..., 0]
-    return torch.where(mask, lp, torch.zeros_like(lp)), mask
+    lp = logp_all.gather(-1, target[..., None])[..., 0]
+    return torch.where(mask, lp, torch.zeros_like(lp))
 
 # %% ../nbs/15_text_rl.ipynb #bddda525
 @dataclass
