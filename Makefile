@@ -25,7 +25,7 @@ RUN := runs/quickstart-$(shell date +%Y%m%d-%H%M%S)
 run: setup
 	$(BIN)/marl-llm demo
 	$(BIN)/marl-llm guards --game overcooked --layout cramped_room --episodes 16 --out $(RUN)-guards.json
-	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/marl-llm train --game overcooked --layout cramped_room --algo pa-magrpo \
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/marl-llm train --game overcooked --layout cramped_room --method pa-magrpo \
 	  --backbone tiny --updates 8 --envs 2 --group 4 --horizon 80 --rules false --shaping overcooked \
 	  --guards $(RUN)-guards.json --eval-every 4 --eval-envs 4 --out $(RUN)
 

@@ -30,7 +30,7 @@ def main(argv=None):
     from marl_llm.backbone import load_backbone, AgentAdapters
     from marl_llm.option_env import OptionEnv
     from marl_llm.policy import MenuPolicy, Request
-    from marl_llm.pa_magrpo import compact_obs, short_refs
+    from marl_llm.option_rollout import compact_obs, short_refs
 
     bb = load_backbone(a.backbone, device=a.device)
     oenv = OptionEnv(a.game, a.layout, n_envs=a.envs, seed=0)

@@ -33,7 +33,7 @@ def low_level_llm(policy, game, layout, seeds, horizon):
     from marl_llm.options import make_game, option_library
     from marl_llm.policy import Request
     from marl_llm.grid import ACTIONS, DIRECTION_NAMES
-    from marl_llm.pa_magrpo import compact_obs
+    from marl_llm.option_rollout import compact_obs
     envs = [make_game(game, layout, horizon=horizon) for _ in seeds]
     lib = option_library(game)
     for e, s in zip(envs, seeds): e.reset(seed=s)
@@ -55,39 +55,42 @@ def low_level_llm(policy, game, layout, seeds, horizon):
 
 def random_options(game, layout, seeds, horizon, guards):
     from marl_llm.option_env import OptionEnv, RandomOptionPolicy, play
-    from marl_llm.pa_magrpo import _team_total
+    from marl_llm.option_rollout import team_total
     oenv = OptionEnv(game, layout, n_envs=len(seeds), horizon=horizon, menu_filter=guards, text_obs=False,
                      keep_start_state=False)
     oenv.reset(seeds=seeds)
     pol = RandomOptionPolicy(0)
     while oenv.pending: oenv.step(pol(oenv.pending)[0])
-    return [_team_total(oenv, b) for b in range(len(seeds))]
+    return [team_total(oenv, b) for b in range(len(seeds))]
 
 
 def run_case(game, layout, a, out_dir):
     import numpy as np
     from marl_llm.guards import burn_in, synthesize
-    from marl_llm.pa_magrpo import TrainConfig, Trainer, rollout
+    from marl_llm.pa_magrpo import PAMAGRPOConfig, PAMAGRPO
+    from marl_llm.option_rollout import rollout
+    from marl_llm.pipeline import Pipeline
     gpath = out_dir / f"guards_{game}_{layout}.json"
     t0 = time.perf_counter()
     gs = synthesize(burn_in(game, layout, episodes=a.burn_in, seeds=(0,), horizon=a.horizon), m=3)
     gs.save(gpath)
     t_guards = time.perf_counter() - t0
     shaping = {"overcooked": "overcooked", "cleanup": "cleanup"}.get(game)
-    cfg = TrainConfig(game, layout, "pa-magrpo", a.backbone, updates=a.max_updates, envs=a.envs, group=a.group,
+    cfg = PAMAGRPOConfig(game=game, layout=layout, method="pa-magrpo", backbone=a.backbone, updates=a.max_updates, envs=a.envs, group=a.group,
                       horizon=a.horizon, seed=a.seed, lr=a.lr, epochs=a.epochs, rules=False, guards=str(gpath),
                       shaping=shaping, eval_every=a.eval_every, eval_envs=a.eval_envs, checkpoint_every=10_000,
                       record_episodes=0)
     run = out_dir / "runs" / f"{game}_{layout}_s{a.seed}"
     if run.exists(): shutil.rmtree(run)
-    tr = Trainer(cfg, run, quiet=True)
+    pipe = Pipeline(PAMAGRPO(cfg), run, quiet=True)
+    tr = pipe.method
     seeds = [cfg.eval_seed + k for k in range(cfg.eval_envs)]
     untrained = [ep.meta["task_reward"] for ep in rollout(tr.eval_env, tr.policy, seeds, obs=cfg.obs)]
     c0, t0 = time.process_time(), time.perf_counter()
     u = 0
     while u < a.max_updates and time.process_time() - c0 < a.cpu_minutes * 60:
         u += 1
-        tr.fit(until=u)
+        pipe.fit(until=u)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     tr.policy.generator.manual_seed(12345)
     trained = [ep.meta["task_reward"] for ep in rollout(tr.eval_env, tr.policy, seeds, obs=cfg.obs)]
@@ -98,7 +101,7 @@ def run_case(game, layout, a, out_dir):
                guard_s=round(t_guards, 1), untrained=m(untrained), trained=m(trained), random_options=m(rand),
                low_level_llm=m(low), eval_episodes=len(seeds),
                ratio=(m(trained)[0] / m(untrained)[0]) if m(untrained)[0] > 0 else None,
-               curve=[(r["step"], r.get("eval/team_reward")) for r in tr.run.metrics() if "eval/team_reward" in r])
+               curve=[(r["step"], r.get("eval/team_reward")) for r in pipe.run.metrics() if "eval/team_reward" in r])
     return row
 
 
@@ -113,14 +116,15 @@ def _fresh_policy(cfg):
 
 
 def same_seed_same_curve(tmp: Path) -> bool:
-    from marl_llm.pa_magrpo import TrainConfig, Trainer
-    cfg = TrainConfig("harvest", "small", updates=2, envs=1, group=2, horizon=40, eval_envs=2, eval_every=1,
+    from marl_llm.pa_magrpo import PAMAGRPOConfig, PAMAGRPO
+    from marl_llm.pipeline import fit
+    cfg = PAMAGRPOConfig(game="harvest", layout="small", updates=2, envs=1, group=2, horizon=40, eval_envs=2, eval_every=1,
                       record_episodes=0)
     rows = []
     for k in range(2):
         d = tmp / f"repeat{k}"
         if d.exists(): shutil.rmtree(d)
-        rows.append([{x: v for x, v in r.items() if x != "time"} for r in Trainer(cfg, d, quiet=True).fit()])
+        rows.append([{x: v for x, v in r.items() if not x.startswith("time")} for r in fit(PAMAGRPO(cfg), d, quiet=True)])
     return rows[0] == rows[1]
 
 

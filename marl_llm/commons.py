@@ -6,19 +6,18 @@ Docs: https://marl-llm.github.io/marl_llm/cleanup_harvest.html.md"""
 
 # %% ../nbs/04_cleanup_harvest.ipynb #992a3ac0
 from __future__ import annotations
-import copy
 import time
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 from fastcore.basics import patch
 
-from .grid import (ACTIONS, DIRECTIONS, DIRECTION_NAMES, INTERACT, MOVES, STAY, GridParallelEnv,
-                           LayoutError, grid_figure, parse_grid)
+from .grid import ACTIONS, DIRECTIONS, INTERACT, STAY, LayoutError
+# the shared base (layout parsing, apples and patches, moves, state, rendering) lives in `commons_env`; re-exported here
+from .commons_env import cell_components, split_segments, CommonsEnv
 
 # %% auto #0
-__all__ = ['CLEANUP_LAYOUTS', 'HARVEST_LAYOUTS', 'cell_components', 'split_segments', 'CommonsEnv', 'CleanupEnv', 'HarvestEnv',
-           'benchmark_rows']
+__all__ = ['CLEANUP_LAYOUTS', 'HARVEST_LAYOUTS', 'CleanupEnv', 'HarvestEnv', 'benchmark_rows']
 
 # %% ../nbs/04_cleanup_harvest.ipynb #c2ea13da
 CLEANUP_LAYOUTS: dict[str, list[str]] = {
@@ -101,279 +100,6 @@ HARVEST_LAYOUTS: dict[str, list[str]] = {
 }
 "Commons Harvest maps: `#` wall, ` ` ground, `P` spawn, `A` apple cell with an apple, `.` apple cell without one."
 
-# %% ../nbs/04_cleanup_harvest.ipynb #6f5ddd80
-def cell_components(cells: Sequence[tuple[int, int]], radius: float = 1.0) -> list[list[int]]:
-    "Indices of `cells` grouped into connected components; two cells connect when their L2 distance <= `radius`."
-    xy = np.asarray(cells, dtype=float).reshape(-1, 2)
-    adj = ((xy[:, None, :] - xy[None, :, :]) ** 2).sum(-1) <= radius ** 2 + 1e-9
-    comp = np.full(len(xy), -1)
-    out: list[list[int]] = []
-    for s in range(len(xy)):
-        if comp[s] >= 0: continue
-        comp[s], stack, members = len(out), [s], []
-        while stack:
-            u = stack.pop(); members.append(u)
-            for v in np.nonzero(adj[u] & (comp < 0))[0]:
-                comp[v] = comp[s]; stack.append(int(v))
-        out.append(sorted(members))
-    return out
-
-def split_segments(cells: Sequence[tuple[int, int]], segment_length: int = 3) -> list[list[tuple[int, int]]]:
-    "Split 4-connected stretches of `cells` into pieces spanning ~`segment_length` rows/columns along each stretch's long axis."
-    if segment_length < 1: raise ValueError(f"segment_length must be >= 1, got {segment_length}")
-    segs = []
-    for comp in cell_components(cells, 1.0):
-        xy = np.array([cells[k] for k in comp])
-        axis = 0 if np.ptp(xy[:, 0]) >= np.ptp(xy[:, 1]) else 1
-        coords = np.unique(xy[:, axis])
-        for chunk in np.array_split(coords, max(1, int(round(len(coords) / segment_length)))):
-            keep = np.isin(xy[:, axis], chunk)
-            segs.append(sorted((cells[k] for k, ok in zip(comp, keep) if ok), key=lambda c: (c[1], c[0])))
-    return segs
-
-# %% ../nbs/04_cleanup_harvest.ipynb #069d0235
-class CommonsEnv(GridParallelEnv):
-    "Shared base of Cleanup and Commons Harvest: layouts, apples, eating, spawning, moves, observations, state and rendering."
-    metadata = {**GridParallelEnv.metadata, "name": "commons_v0"}
-    LAYOUTS: dict[str, list[str]] = {}
-    LEGEND: dict[str, str] = {"#": "wall", " ": "ground", "P": "spawn cell (ground)",
-                              "A": "apple cell with an apple", ".": "apple cell without an apple"}
-    TEXT_LEGEND = "# wall, . ground, : apple cell without apple, A apple"
-    COLORS = {"#": "#555555", " ": "#f3efe4", ".": "#cfe3b8", "A": "#d62728"}
-    game = "commons"
-    patch_radius: float = 1.0
-
-    def __init__(self, layout: str | Sequence[str] = "small", n_agents: int = 2, horizon: int = 200,
-                 seed: int | None = None, render_mode: str | None = None, apple_reward: float = 1.0):
-        if n_agents < 1: raise ValueError(f"n_agents must be >= 1, got {n_agents}")
-        rows, self.layout_name = self.resolve_layout(layout)
-        self.apple_reward = float(apple_reward)
-        self._parse(rows, n_agents)
-        self.obs_size = len(self._planes()) * self.H * self.W + 4
-        super().__init__(n_agents=n_agents, horizon=horizon, seed=seed, render_mode=render_mode)
-
-    # -- layout -------------------------------------------------------------------------------
-    @classmethod
-    def resolve_layout(cls, layout: str | Sequence[str]) -> tuple[list[str], str]:
-        "Rows and name of `layout`: a key of `LAYOUTS`, a multi-line string, or a list of rows."
-        if isinstance(layout, str) and "\n" not in layout:
-            if layout not in cls.LAYOUTS:
-                raise ValueError(f"unknown {cls.__name__} layout {layout!r}; valid: {sorted(cls.LAYOUTS)}")
-            return list(cls.LAYOUTS[layout]), layout
-        if isinstance(layout, str): layout = layout.strip("\n").split("\n")
-        return [str(r) for r in layout], "custom"
-
-    def _parse(self, rows: list[str], n_agents: int) -> None:
-        name = f"{type(self).__name__} layout {self.layout_name!r}"
-        g = parse_grid(rows, self.LEGEND, name=name)
-        self.H, self.W = g.shape
-        self.spawn_cells = [(int(x), int(y)) for y, x in zip(*np.nonzero(g == "P"))]
-        if len(self.spawn_cells) < n_agents:
-            raise LayoutError(f"{name}: {len(self.spawn_cells)} spawn cells (symbol 'P') for {n_agents} agents; "
-                              f"add 'P' cells or use fewer agents")
-        t = np.where(g == "P", " ", np.where(g == "A", ".", g))
-        self.terrain: list[str] = ["".join(r) for r in t]
-        self.free: np.ndarray = (t == " ") | (t == ".")
-        self.apple_cells = [(int(x), int(y)) for y, x in zip(*np.nonzero(t == "."))]
-        if not self.apple_cells:
-            raise LayoutError(f"{name}: no apple cells (symbols 'A' or '.'); a commons game needs apples")
-        self._apple_flat = np.array([y * self.W + x for x, y in self.apple_cells])
-        self._cell_apple = np.full((self.H, self.W), -1)
-        for k, (x, y) in enumerate(self.apple_cells): self._cell_apple[y, x] = k
-        self._apple0 = np.array([g[y, x] == "A" for x, y in self.apple_cells])
-        groups = cell_components(self.apple_cells, self.patch_radius)
-        self.patches: list[list[tuple[int, int]]] = [[self.apple_cells[k] for k in grp] for grp in groups]
-        self._patch_idx = [np.array(grp) for grp in groups]
-        self._patch_of = np.zeros(len(self.apple_cells), dtype=int)
-        for p, grp in enumerate(groups): self._patch_of[grp] = p
-        self._parse_extra(g, name)
-
-    def _parse_extra(self, g: np.ndarray, name: str) -> None: pass
-
-    # -- state views (the state contract) -----------------------------------------------------------
-    @property
-    def n(self) -> int: return len(self.possible_agents)
-    @property
-    def apples(self) -> set[tuple[int, int]]:
-        "Cells holding an apple now."
-        return {self.apple_cells[k] for k in np.nonzero(self._apple)[0]}
-    @property
-    def apple_mask(self) -> np.ndarray:
-        "`(H, W)` bool array, True where an apple is."
-        m = np.zeros(self.H * self.W, bool); m[self._apple_flat[self._apple]] = True
-        return m.reshape(self.H, self.W)
-    @property
-    def patch_apples(self) -> list[int]:
-        "Number of apples in each patch now (same order as `patches`)."
-        return [int(self._apple[idx].sum()) for idx in self._patch_idx]
-    def patch_of(self, cell: tuple[int, int]) -> int | None:
-        "Index of the patch that `cell` belongs to (None if it is not an apple cell)."
-        k = self._cell_apple[cell[1], cell[0]]
-        return None if k < 0 else int(self._patch_of[k])
-
-    # -- reset / step -------------------------------------------------------------------------
-    def _reset(self) -> None:
-        order = self.rng.permutation(len(self.spawn_cells))[:self.n]
-        self.pos: list[tuple[int, int]] = [self.spawn_cells[k] for k in order]
-        self.facing: list[tuple[int, int]] = [DIRECTIONS[k] for k in self.rng.integers(0, 4, self.n)]
-        self._apple = self._apple0.copy()
-        self.eaten, self.spawned, self.last_spawned = [0] * self.n, 0, 0
-        self._reset_extra()
-
-    def _reset_extra(self) -> None: pass
-
-    def _step(self, joint: list[int]) -> list[float]:
-        self._move(joint)
-        rewards = self._eat()
-        self._interact([i for i, a in enumerate(joint) if a == INTERACT])
-        self._grow()
-        return rewards
-
-    def _move(self, joint: list[int]) -> None:
-        "Simultaneous moves: conflicting moves (same target, swaps, into a staying agent) are cancelled."
-        cur, want = self.pos, list(self.pos)
-        for i, a in enumerate(joint):
-            if a < 4:
-                d = MOVES[a]; self.facing[i] = d
-                x, y = cur[i][0] + d[0], cur[i][1] + d[1]
-                if 0 <= x < self.W and 0 <= y < self.H and self.free[y, x]: want[i] = (x, y)
-        moving = [i for i in range(self.n) if want[i] != cur[i]]
-        while moving:
-            bad = [i for i in moving if any(j != i and (want[j] == want[i] or (want[j] == cur[i] and want[i] == cur[j]))
-                                            for j in range(self.n))]
-            if not bad: break
-            for i in bad: want[i] = cur[i]
-            moving = [i for i in moving if i not in bad]
-        self.pos = want
-
-    def _eat(self) -> list[float]:
-        rewards = [0.0] * self.n
-        for i, (x, y) in enumerate(self.pos):
-            k = self._cell_apple[y, x]
-            if k >= 0 and self._apple[k]:
-                self._apple[k] = False
-                rewards[i] = self.apple_reward; self.eaten[i] += 1
-                self.emit("apple_eaten", i, pos=(x, y))
-                p = self._patch_of[k]
-                if not self._apple[self._patch_idx[p]].any(): self.emit("patch_depleted", i, patch=int(p))
-        return rewards
-
-    def _occupied(self) -> np.ndarray:
-        "Bool over apple cells: True where an agent stands."
-        occ = np.zeros(len(self.apple_cells), bool)
-        for x, y in self.pos:
-            k = self._cell_apple[y, x]
-            if k >= 0: occ[k] = True
-        return occ
-
-    def _interact(self, agents: list[int]) -> None: pass
-    def _grow(self) -> None: pass
-
-    # -- observations -----------------------------------------------------------------------------
-    def _planes(self) -> list[str]: return ["apples", "self", "others"]
-
-    def _observe(self, i: int) -> np.ndarray:
-        hw, W = self.H * self.W, self.W
-        o = np.zeros(self.obs_size, np.float32)
-        o[self._apple_flat[self._apple]] = 1
-        base = self._extra_obs(o, hw)
-        for j, (x, y) in enumerate(self.pos):
-            o[(base if j == i else base + hw) + y * W + x] = 1
-        o[base + 2 * hw + DIRECTIONS.index(self.facing[i])] = 1
-        return o
-
-    def _extra_obs(self, o: np.ndarray, hw: int) -> int:
-        "Fill game planes after the apple plane; return the offset of the 'self' plane."
-        return hw
-
-# %% ../nbs/04_cleanup_harvest.ipynb #7265eff7
-@patch
-def get_state(self: CommonsEnv) -> dict:
-    "JSON-serialisable snapshot of the full dynamic state (restore it with `set_state`)."
-    d = {"t": self.t, "agents": list(self.agents), "pos": [list(p) for p in self.pos],
-         "facing": [list(f) for f in self.facing],
-         "apples": [list(self.apple_cells[k]) for k in np.nonzero(self._apple)[0]],
-         "eaten": list(self.eaten), "spawned": self.spawned, "last_spawned": self.last_spawned,
-         "rng": copy.deepcopy(self.rng.bit_generator.state)}
-    d.update(self._extra_state())
-    return d
-
-@patch
-def set_state(self: CommonsEnv, d: dict) -> None:
-    "Restore a `get_state()` snapshot (or a partial one with at least pos, facing, apples)."
-    missing = {"pos", "facing", "apples", *self._required_state()} - set(d)
-    if missing: raise KeyError(f"state is missing {sorted(missing)}; got keys {sorted(d)}")
-    pos = [(int(p[0]), int(p[1])) for p in d["pos"]]
-    if len(pos) != self.n: raise ValueError(f"state has {len(pos)} positions for {self.n} agents")
-    for p in pos:
-        if not (0 <= p[0] < self.W and 0 <= p[1] < self.H and self.free[p[1], p[0]]):
-            raise ValueError(f"position {p} is not a walkable cell of layout {self.layout_name!r}")
-    if len(set(pos)) < len(pos): raise ValueError(f"two agents share a cell: {pos}")
-    facing = [(int(f[0]), int(f[1])) for f in d["facing"]]
-    for f in facing:
-        if f not in DIRECTIONS: raise ValueError(f"facing {f} is not one of {list(DIRECTIONS)}")
-    apple = np.zeros(len(self.apple_cells), bool)
-    for c in d["apples"]:
-        k = self._cell_apple[int(c[1]), int(c[0])] if 0 <= c[0] < self.W and 0 <= c[1] < self.H else -1
-        if k < 0: raise ValueError(f"apple at {tuple(c)} is not an apple cell of layout {self.layout_name!r}")
-        apple[k] = True
-    self.pos, self.facing, self._apple = pos, facing, apple
-    self.t = int(d.get("t", getattr(self, "t", 0)))
-    self.agents = list(d.get("agents", self.possible_agents))
-    self.eaten = list(d.get("eaten", [0] * self.n))
-    self.spawned, self.last_spawned = int(d.get("spawned", 0)), int(d.get("last_spawned", 0))
-    if "rng" in d: self.rng.bit_generator.state = copy.deepcopy(d["rng"])
-    self._set_extra_state(d)
-
-@patch
-def _extra_state(self: CommonsEnv) -> dict: return {}
-@patch
-def _required_state(self: CommonsEnv) -> tuple: return ()
-@patch
-def _set_extra_state(self: CommonsEnv, d: dict) -> None: pass
-
-# %% ../nbs/04_cleanup_harvest.ipynb #33b9cbc1
-@patch
-def _cells(self: CommonsEnv, text: bool) -> list[list[str]]:
-    "Rows of symbols: terrain plus apples (and game overlays); ground/apple-soil remapped for text."
-    if text: rows = [list(r.replace(".", ":").replace(" ", ".")) for r in self.terrain]
-    else: rows = [list(r) for r in self.terrain]
-    for x, y in self.apples: rows[y][x] = "A"
-    self._overlay(rows)
-    return rows
-
-@patch
-def _overlay(self: CommonsEnv, rows: list[list[str]]) -> None: pass
-@patch
-def _stats(self: CommonsEnv) -> list[str]: return []
-@patch
-def _agent_stats(self: CommonsEnv, j: int) -> str: return f"ate {self.eaten[j]}"
-
-def _agent_char(j: int) -> str: return str(j) if j < 10 else chr(ord("a") + j - 10)
-
-@patch
-def text(self: CommonsEnv, i: int | None = None) -> str:
-    "The state as text for an LLM prompt; with `i`, addressed to agent `i`."
-    rows = self._cells(text=True)
-    for j, (x, y) in enumerate(self.pos): rows[y][x] = _agent_char(j)
-    lines = [f"You are agent_{i}, shown as {_agent_char(i)} on the map."] if i is not None else []
-    lines += [f"{type(self).__name__} ({self.layout_name}) step {self.t}/{self.horizon}, "
-              f"{len(self.apples)} apples on {len(self.apple_cells)} apple cells"]
-    lines += ["".join(r) for r in rows]
-    lines += [f"Legend: {self.TEXT_LEGEND}, digits = agents. (x, y): x column, y row from the top; north is up."]
-    lines += [f"{a} ({_agent_char(j)}) at {self.pos[j]} facing {DIRECTION_NAMES[self.facing[j]]}, {self._agent_stats(j)}"
-              for j, a in enumerate(self.possible_agents)]
-    return "\n".join(lines + self._stats())
-
-@patch
-def figure(self: CommonsEnv):
-    "Plotly figure of the current state."
-    title = f"{type(self).__name__} ({self.layout_name}) t={self.t}  apples {len(self.apples)}"
-    if hasattr(self, "pollution"): title += f"  pollution {self.pollution:.2f}"
-    return grid_figure(["".join(r) for r in self._cells(text=False)], self.COLORS,
-                       agents=[(p, f, a) for p, f, a in zip(self.pos, self.facing, self.possible_agents)],
-                       title=title)
-
 # %% ../nbs/04_cleanup_harvest.ipynb #14fa3e2a
 class CleanupEnv(CommonsEnv):
     "Cleanup: waste builds up in the river and apples grow in the orchard only while the river is clean enough."
@@ -422,106 +148,130 @@ class CleanupEnv(CommonsEnv):
         self.cleaned = [0] * self.n
         self.last_spawn_prob = self.apple_spawn_prob()
 
-    # -- state views ------------------------------------------------------------------------
-    @property
-    def waste(self) -> set[tuple[int, int]]:
-        "River cells polluted now."
-        return {self.river_cells[k] for k in np.nonzero(self._waste)[0]}
-    @property
-    def waste_mask(self) -> np.ndarray:
-        "`(H, W)` bool array, True on polluted river cells."
-        m = np.zeros(self.H * self.W, bool); m[self._river_flat[self._waste]] = True
-        return m.reshape(self.H, self.W)
-    @property
-    def pollution(self) -> float:
-        "Fraction of river cells polluted (0..1)."
-        return float(self._waste.mean())
-    @property
-    def segment_waste(self) -> list[int]:
-        "Number of polluted cells in each river segment."
-        return [int(self._waste[idx].sum()) for idx in self._seg_idx]
+# %% ../nbs/04_cleanup_harvest.ipynb #5cdab8d4
+@patch(as_prop=True)
+def waste(self: CleanupEnv) -> set[tuple[int, int]]:
+    "River cells polluted now."
+    return {self.river_cells[k] for k in np.nonzero(self._waste)[0]}
 
-    def apple_spawn_prob(self, pollution: float | None = None) -> float:
-        "Per-cell apple spawn probability at `pollution` (default: now): linear from `apple_rate` to 0 between the thresholds."
-        q = self.pollution if pollution is None else pollution
-        lo, hi = self.threshold_low, self.threshold_high
-        if q <= lo: return self.apple_rate
-        if q >= hi: return 0.0
-        return self.apple_rate * (hi - q) / (hi - lo)
+@patch(as_prop=True)
+def waste_mask(self: CleanupEnv) -> np.ndarray:
+    "`(H, W)` bool array, True on polluted river cells."
+    m = np.zeros(self.H * self.W, bool); m[self._river_flat[self._waste]] = True
+    return m.reshape(self.H, self.W)
 
-    # -- the cleaning beam --------------------------------------------------------------------
-    def beam_cells(self, pos: tuple[int, int], facing: tuple[int, int]) -> list[tuple[int, int]]:
-        "Cells a beam fired from `pos` facing `facing` covers: `beam_length` deep, `2*beam_radius+1` wide, lanes stop at walls."
-        (dx, dy), (px, py), out = facing, (-facing[1], facing[0]), []
-        for off in range(-self.beam_radius, self.beam_radius + 1):
-            for d in range(1, self.beam_length + 1):
-                x, y = pos[0] + dx * d + px * off, pos[1] + dy * d + py * off
-                if not (0 <= x < self.W and 0 <= y < self.H) or self.terrain[y][x] == "#": break
-                out.append((x, y))
-        return out
+@patch(as_prop=True)
+def pollution(self: CleanupEnv) -> float:
+    "Fraction of river cells polluted (0..1)."
+    return float(self._waste.mean())
 
-    def _beam_river(self, pos: tuple[int, int], facing: tuple[int, int]) -> np.ndarray:
-        key = (pos, facing)
-        idx = self._beam_cache.get(key)
-        if idx is None:
-            idx = self._beam_cache[key] = np.array(
-                [self._cell_river[y, x] for x, y in self.beam_cells(pos, facing) if self._cell_river[y, x] >= 0], dtype=int)
-        return idx
+@patch(as_prop=True)
+def segment_waste(self: CleanupEnv) -> list[int]:
+    "Number of polluted cells in each river segment."
+    return [int(self._waste[idx].sum()) for idx in self._seg_idx]
 
-    def clean_spots(self, segment: int) -> list[tuple[tuple[int, int], tuple[int, int]]]:
-        "(bank cell, facing) pairs from which the beam hits river `segment`: walkable cells right next to it, facing the water."
-        if not 0 <= segment < len(self.river_segments):
-            raise ValueError(f"segment {segment} out of range; valid: 0..{len(self.river_segments) - 1}")
-        if segment not in self._spots_cache:
-            spots = {((x - d[0], y - d[1]), d) for x, y in self.river_segments[segment] for d in DIRECTIONS
-                     if 0 <= x - d[0] < self.W and 0 <= y - d[1] < self.H and self.free[y - d[1], x - d[0]]}
-            self._spots_cache[segment] = sorted(spots, key=lambda s: (s[0][1], s[0][0], DIRECTIONS.index(s[1])))
-        return list(self._spots_cache[segment])
+@patch
+def apple_spawn_prob(self: CleanupEnv, pollution: float | None = None) -> float:
+    "Per-cell apple spawn probability at `pollution` (default: now): linear from `apple_rate` to 0 between the thresholds."
+    q = self.pollution if pollution is None else pollution
+    lo, hi = self.threshold_low, self.threshold_high
+    if q <= lo: return self.apple_rate
+    if q >= hi: return 0.0
+    return self.apple_rate * (hi - q) / (hi - lo)
 
-    # -- dynamics ----------------------------------------------------------------------------
-    def _interact(self, agents: list[int]) -> None:
-        for i in agents:
-            idx = self._beam_river(self.pos[i], self.facing[i])
-            hit = idx[self._waste[idx]]
-            if hit.size == 0: continue
-            self._waste[hit] = False
-            self.cleaned[i] += int(hit.size)
-            segs, counts = np.unique(self._seg_of[hit], return_counts=True)
-            for s, c in zip(segs, counts): self.emit("waste_cleaned", i, cells=int(c), segment=int(s))
+# %% ../nbs/04_cleanup_harvest.ipynb #002936f9
+@patch
+def beam_cells(self: CleanupEnv, pos: tuple[int, int], facing: tuple[int, int]) -> list[tuple[int, int]]:
+    "Cells a beam fired from `pos` facing `facing` covers: `beam_length` deep, `2*beam_radius+1` wide, lanes stop at walls."
+    (dx, dy), (px, py), out = facing, (-facing[1], facing[0]), []
+    for off in range(-self.beam_radius, self.beam_radius + 1):
+        for d in range(1, self.beam_length + 1):
+            x, y = pos[0] + dx * d + px * off, pos[1] + dy * d + py * off
+            if not (0 <= x < self.W and 0 <= y < self.H) or self.terrain[y][x] == "#": break
+            out.append((x, y))
+    return out
 
-    def _grow(self) -> None:
-        self.last_spawn_prob = p = self.apple_spawn_prob()
-        new = (self.rng.random(len(self.apple_cells)) < p) & ~self._apple & ~self._occupied()
-        self._apple |= new
-        self.last_spawned = int(new.sum()); self.spawned += self.last_spawned
-        self._waste |= self.rng.random(len(self.river_cells)) < self.waste_rate
+@patch
+def _beam_river(self: CleanupEnv, pos: tuple[int, int], facing: tuple[int, int]) -> np.ndarray:
+    key = (pos, facing)
+    idx = self._beam_cache.get(key)
+    if idx is None:
+        idx = self._beam_cache[key] = np.array(
+            [self._cell_river[y, x] for x, y in self.beam_cells(pos, facing) if self._cell_river[y, x] >= 0], dtype=int)
+    return idx
 
-    # -- observation, state, text hooks ------------------------------------------------------------
-    def _planes(self) -> list[str]: return ["apples", "waste", "self", "others"]
-    def _extra_obs(self, o: np.ndarray, hw: int) -> int:
-        o[hw + self._river_flat[self._waste]] = 1
-        return 2 * hw
-    def _required_state(self) -> tuple: return ("waste",)
-    def _extra_state(self) -> dict:
-        return {"waste": [list(self.river_cells[k]) for k in np.nonzero(self._waste)[0]],
-                "cleaned": list(self.cleaned), "last_spawn_prob": self.last_spawn_prob}
-    def _set_extra_state(self, d: dict) -> None:
-        waste = np.zeros(len(self.river_cells), bool)
-        for c in d["waste"]:
-            k = self._cell_river[int(c[1]), int(c[0])] if 0 <= c[0] < self.W and 0 <= c[1] < self.H else -1
-            if k < 0: raise ValueError(f"waste at {tuple(c)} is not a river cell of layout {self.layout_name!r}")
-            waste[k] = True
-        self._waste = waste
-        self.cleaned = list(d.get("cleaned", [0] * self.n))
-        self.last_spawn_prob = float(d.get("last_spawn_prob", self.apple_spawn_prob()))
-    def _overlay(self, rows: list[list[str]]) -> None:
-        for x, y in self.waste: rows[y][x] = "W"
-    def _agent_stats(self, j: int) -> str: return f"ate {self.eaten[j]}, cleaned {self.cleaned[j]} waste"
-    def _stats(self) -> list[str]:
-        segs = ", ".join(f"s{k} {w}/{len(s)}" for k, (w, s) in enumerate(zip(self.segment_waste, self.river_segments)))
-        return [f"River pollution {self.pollution:.2f} ({int(self._waste.sum())}/{len(self.river_cells)} cells); apples grow "
-                f"with prob {self.apple_spawn_prob():.3f} per empty orchard cell per step (0 at pollution >= {self.threshold_high})",
-                f"River segments (polluted/cells): {segs}"]
+@patch
+def clean_spots(self: CleanupEnv, segment: int) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    "(bank cell, facing) pairs from which the beam hits river `segment`: walkable cells right next to it, facing the water."
+    if not 0 <= segment < len(self.river_segments):
+        raise ValueError(f"segment {segment} out of range; valid: 0..{len(self.river_segments) - 1}")
+    if segment not in self._spots_cache:
+        spots = {((x - d[0], y - d[1]), d) for x, y in self.river_segments[segment] for d in DIRECTIONS
+                 if 0 <= x - d[0] < self.W and 0 <= y - d[1] < self.H and self.free[y - d[1], x - d[0]]}
+        self._spots_cache[segment] = sorted(spots, key=lambda s: (s[0][1], s[0][0], DIRECTIONS.index(s[1])))
+    return list(self._spots_cache[segment])
+
+# %% ../nbs/04_cleanup_harvest.ipynb #b6768cbc
+@patch
+def _interact(self: CleanupEnv, agents: list[int]) -> None:
+    for i in agents:
+        idx = self._beam_river(self.pos[i], self.facing[i])
+        hit = idx[self._waste[idx]]
+        if hit.size == 0: continue
+        self._waste[hit] = False
+        self.cleaned[i] += int(hit.size)
+        segs, counts = np.unique(self._seg_of[hit], return_counts=True)
+        for s, c in zip(segs, counts): self.emit("waste_cleaned", i, cells=int(c), segment=int(s))
+
+@patch
+def _grow(self: CleanupEnv) -> None:
+    self.last_spawn_prob = p = self.apple_spawn_prob()
+    new = (self.rng.random(len(self.apple_cells)) < p) & ~self._apple & ~self._occupied()
+    self._apple |= new
+    self.last_spawned = int(new.sum()); self.spawned += self.last_spawned
+    self._waste |= self.rng.random(len(self.river_cells)) < self.waste_rate
+
+# %% ../nbs/04_cleanup_harvest.ipynb #a63b5568
+@patch
+def _planes(self: CleanupEnv) -> list[str]: return ["apples", "waste", "self", "others"]
+
+@patch
+def _extra_obs(self: CleanupEnv, o: np.ndarray, hw: int) -> int:
+    o[hw + self._river_flat[self._waste]] = 1
+    return 2 * hw
+
+@patch
+def _required_state(self: CleanupEnv) -> tuple: return ("waste",)
+
+@patch
+def _extra_state(self: CleanupEnv) -> dict:
+    return {"waste": [list(self.river_cells[k]) for k in np.nonzero(self._waste)[0]],
+            "cleaned": list(self.cleaned), "last_spawn_prob": self.last_spawn_prob}
+
+@patch
+def _set_extra_state(self: CleanupEnv, d: dict) -> None:
+    waste = np.zeros(len(self.river_cells), bool)
+    for c in d["waste"]:
+        k = self._cell_river[int(c[1]), int(c[0])] if 0 <= c[0] < self.W and 0 <= c[1] < self.H else -1
+        if k < 0: raise ValueError(f"waste at {tuple(c)} is not a river cell of layout {self.layout_name!r}")
+        waste[k] = True
+    self._waste = waste
+    self.cleaned = list(d.get("cleaned", [0] * self.n))
+    self.last_spawn_prob = float(d.get("last_spawn_prob", self.apple_spawn_prob()))
+
+@patch
+def _overlay(self: CleanupEnv, rows: list[list[str]]) -> None:
+    for x, y in self.waste: rows[y][x] = "W"
+
+@patch
+def _agent_stats(self: CleanupEnv, j: int) -> str: return f"ate {self.eaten[j]}, cleaned {self.cleaned[j]} waste"
+
+@patch
+def _stats(self: CleanupEnv) -> list[str]:
+    segs = ", ".join(f"s{k} {w}/{len(s)}" for k, (w, s) in enumerate(zip(self.segment_waste, self.river_segments)))
+    return [f"River pollution {self.pollution:.2f} ({int(self._waste.sum())}/{len(self.river_cells)} cells); apples grow "
+            f"with prob {self.apple_spawn_prob():.3f} per empty orchard cell per step (0 at pollution >= {self.threshold_high})",
+            f"River segments (polluted/cells): {segs}"]
 
 # %% ../nbs/04_cleanup_harvest.ipynb #a3678a58
 class HarvestEnv(CommonsEnv):

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
+from fastcore.basics import patch
 from .core import Turn, Episode
 from .grid import ACTIONS
 from .options import Option, Outcome, WAIT, GAMES, game_spec, make_game, option_library
@@ -77,130 +78,141 @@ class OptionEnv:
         return (f"OptionEnv({self.game!r}, {self.layout!r}, {self.n_envs} envs x {self.n_agents} agents, "
                 f"{len(self.pending)} pending decisions)")
 
-    # -- decision points --------------------------------------------------------------------
-    def menu(self, b: int, i: int) -> tuple[list[Option], bool]:
-        "Agent `i`'s menu in env `b` after the menu filter, and whether it fell back to `[wait]`."
-        env = self.envs[b]
-        menu = self.library.menu(env, i)
-        if self.menu_filter is not None:
-            menu = list(self.menu_filter(env, i, menu))
-            if not menu:
-                self.stats["empty_menu_fallbacks"] += 1
-                return [WAIT], True
-        return menu, False
+# %% ../nbs/06_option_env.ipynb #5d1a5fc1
+@patch
+def menu(self: OptionEnv, b: int, i: int) -> tuple[list[Option], bool]:
+    "Agent `i`'s menu in env `b` after the menu filter, and whether it fell back to `[wait]`."
+    env = self.envs[b]
+    menu = self.library.menu(env, i)
+    if self.menu_filter is not None:
+        menu = list(self.menu_filter(env, i, menu))
+        if not menu:
+            self.stats["empty_menu_fallbacks"] += 1
+            return [WAIT], True
+    return menu, False
 
-    def _decision(self, b: int, i: int, outcome: Outcome | None = None, done: bool = False) -> Decision:
-        env = self.envs[b]
-        menu, fb = ([], False) if done else self.menu(b, i)
-        d = Decision(b, i, self.agents[i], int(env.t), menu, env.text(i) if self.text_obs and not done else "",
-                     self._acc[b][i], outcome, done, fb)
-        self._acc[b][i], self._last[b][i] = [], d
-        if not done: self.stats["decisions"] += 1
-        return d
+@patch
+def _decision(self: OptionEnv, b: int, i: int, outcome: Outcome | None = None, done: bool = False) -> Decision:
+    env = self.envs[b]
+    menu, fb = ([], False) if done else self.menu(b, i)
+    d = Decision(b, i, self.agents[i], int(env.t), menu, env.text(i) if self.text_obs and not done else "",
+                 self._acc[b][i], outcome, done, fb)
+    self._acc[b][i], self._last[b][i] = [], d
+    if not done: self.stats["decisions"] += 1
+    return d
 
-    def reset(self, seed: int | None = None, seeds: Sequence[int] | None = None) -> list[Decision]:
-        "Reset every env (env `b` gets `seeds[b]`, or `seed + b`); returns the decisions of every agent of every env."
-        if seed is not None: self.seed = seed
-        B, n = self.n_envs, self.n_agents
-        if seeds is None: seeds = [self.seed + b for b in range(B)]; self.seed += B
-        elif len(seeds) != B: raise ValueError(f"seeds: got {len(seeds)} for {B} envs")
-        self.runs = [[None] * n for _ in range(B)]
-        self._acc = [[[] for _ in range(n)] for _ in range(B)]
-        self._last = [[None] * n for _ in range(B)]
-        self._probs = [[None] * n for _ in range(B)]
-        self._turns = [[None] * n for _ in range(B)]
-        self._rec: list[Episode | None] = [None] * B
-        self.returns, self.done = np.zeros((B, n)), [False] * B
-        out = []
-        self.seeds = [int(x) for x in seeds]
-        for b, env in enumerate(self.envs):
-            env.reset(seed=self.seeds[b])
-            if self.record:
-                self._rec[b] = Episode(list(self.agents), meta={
-                    "game": self.game, "layout": self.layout, "env": b, "seed": self.seeds[b], "group": self.seeds[b],
-                    "horizon": env.horizon, "env_kw": self.env_kw, "library": type(self.library).__name__})
-            out += [self._decision(b, i) for i in range(n)]
-        self.pending = out
-        return out
-
-    def _align(self, x, what: str) -> dict:
-        keys = [d.key for d in self.pending]
-        if isinstance(x, dict):
-            missing, extra = [k for k in keys if k not in x], [k for k in x if k not in keys]
-            if missing or extra:
-                raise ValueError(f"{what} must cover exactly the pending decisions {keys}; missing {missing}, not pending {extra}")
-            return dict(x)
-        x = list(x)
-        if len(x) != len(keys): raise ValueError(f"{what}: got {len(x)} for {len(keys)} pending decisions {keys}")
-        return dict(zip(keys, x))
-
-    def step(self, choices, probs=None) -> list[Decision]:
-        "Start the chosen option of every pending decision and run each env to its next decision point(s)."
-        if not self.pending: raise RuntimeError("no pending decisions: every env is done; call reset()")
-        ch = self._align(choices, "choices")
-        pr = self._align(probs, "probs") if probs is not None else {}
-        by_key = {d.key: d for d in self.pending}
-        for key, c in ch.items():                      # bind every choice first: a bad one changes nothing
-            ch[key] = self.library.bind(self.envs[key[0]], key[1], c, by_key[key].menu)
-        for (b, i), opt in ch.items():
-            env, d, p = self.envs[b], by_key[(b, i)], pr.get((b, i))
-            self.runs[b][i] = self.library.start(env, i, opt, self.keep_start_state)
-            self._probs[b][i] = None if p is None else [float(v) for v in p]
-            if self.record:
-                k = d.menu.index(opt)
-                lp = math.log(max(p[k], 1e-300)) if p is not None else None
-                self._turns[b][i] = self._rec[b].add(Turn(
-                    self.agents[i], group=self.seeds[b], choice=k, logprob=lp, t=d.t, steps=0,
-                    info={"option": opt.label, "menu": d.labels, "probs": self._probs[b][i], "fallback": d.fallback}))
-        out = []
-        for b in sorted({k[0] for k in ch}): out += self._advance(b)
-        self.pending = sorted((d for d in out if not d.done), key=lambda d: d.key)
-        return out
-
-    # -- running one env to its next decision point -----------------------------------------------
-    def _frame(self, b: int) -> dict:
-        return {"t": int(self.envs[b].t), "state": self.envs[b].get_state(),
-                "options": [r.option.label if r is not None and r.outcome is None else None for r in self.runs[b]],
-                "menus": [d.labels if d is not None and not d.done else [] for d in self._last[b]],
-                "probs": list(self._probs[b]), "returns": self.returns[b].tolist()}
-
-    def _advance(self, b: int) -> list[Decision]:
-        env, runs, names = self.envs[b], self.runs[b], self.agents
-        while True:
-            if self.record: self._rec[b].frames.append(self._frame(b))
-            _, rew, term, trunc, _ = env.step({names[i]: r.act(env) for i, r in enumerate(runs)})
-            self.stats["steps"] += 1
-            done = not env.agents or all(term.values()) or all(trunc.values())
-            ended = []
-            for i, r in enumerate(runs):
-                x = float(rew.get(names[i], 0.0))
-                self._acc[b][i].append(x); self.returns[b, i] += x
-                o = r.update(env, x, done)
-                if o is not None: ended.append(i); self._ended(b, i, o, done)
-            if done:
-                self.done[b] = True
-                out = [self._decision(b, i, runs[i].outcome, done=True) for i in range(len(runs))]
-                if self.record: self._finish(b)
-                return out
-            if ended: return [self._decision(b, i, runs[i].outcome) for i in ended]
-
-    def _ended(self, b: int, i: int, o: Outcome, done: bool) -> None:
-        self.stats[f"outcome.{o.reason}"] += 1
+# %% ../nbs/06_option_env.ipynb #c98ad7e7
+@patch
+def reset(self: OptionEnv, seed: int | None = None, seeds: Sequence[int] | None = None) -> list[Decision]:
+    "Reset every env (env `b` gets `seeds[b]`, or `seed + b`); returns the decisions of every agent of every env."
+    if seed is not None: self.seed = seed
+    B, n = self.n_envs, self.n_agents
+    if seeds is None: seeds = [self.seed + b for b in range(B)]; self.seed += B
+    elif len(seeds) != B: raise ValueError(f"seeds: got {len(seeds)} for {B} envs")
+    self.runs = [[None] * n for _ in range(B)]
+    self._acc = [[[] for _ in range(n)] for _ in range(B)]
+    self._last = [[None] * n for _ in range(B)]
+    self._probs = [[None] * n for _ in range(B)]
+    self._turns = [[None] * n for _ in range(B)]
+    self._rec: list[Episode | None] = [None] * B
+    self.returns, self.done = np.zeros((B, n)), [False] * B
+    out = []
+    self.seeds = [int(x) for x in seeds]
+    for b, env in enumerate(self.envs):
+        env.reset(seed=self.seeds[b])
         if self.record:
-            t = self._turns[b][i]
-            t.reward, t.steps, t.done = o.reward, o.steps, done
-            t.info.update(reason=o.reason, success=o.success)
-            self._rec[b].log("option_end", self.agents[i], t=int(self.envs[b].t), option=o.label, reason=o.reason,
-                             steps=o.steps, reward=o.reward)
+            self._rec[b] = Episode(list(self.agents), meta={
+                "game": self.game, "layout": self.layout, "env": b, "seed": self.seeds[b], "group": self.seeds[b],
+                "horizon": env.horizon, "env_kw": self.env_kw, "library": type(self.library).__name__})
+        out += [self._decision(b, i) for i in range(n)]
+    self.pending = out
+    return out
 
-    def _finish(self, b: int) -> None:
-        ep = self._rec[b]
-        ep.frames.append(self._frame(b))
-        ep.events = sorted(list(self.envs[b].event_log) + ep.events, key=lambda e: e["t"])
-        ep.meta["returns"] = self.returns[b].tolist()
-        self.episodes.append(ep)
-        if all(self.done):                              # the batch is over: its episodes in env order
-            self.episodes[-self.n_envs:] = sorted(self.episodes[-self.n_envs:], key=lambda e: e.meta["env"])
+# %% ../nbs/06_option_env.ipynb #3837ae34
+@patch
+def _align(self: OptionEnv, x, what: str) -> dict:
+    keys = [d.key for d in self.pending]
+    if isinstance(x, dict):
+        missing, extra = [k for k in keys if k not in x], [k for k in x if k not in keys]
+        if missing or extra:
+            raise ValueError(f"{what} must cover exactly the pending decisions {keys}; missing {missing}, not pending {extra}")
+        return dict(x)
+    x = list(x)
+    if len(x) != len(keys): raise ValueError(f"{what}: got {len(x)} for {len(keys)} pending decisions {keys}")
+    return dict(zip(keys, x))
+
+@patch
+def step(self: OptionEnv, choices, probs=None) -> list[Decision]:
+    "Start the chosen option of every pending decision and run each env to its next decision point(s)."
+    if not self.pending: raise RuntimeError("no pending decisions: every env is done; call reset()")
+    ch = self._align(choices, "choices")
+    pr = self._align(probs, "probs") if probs is not None else {}
+    by_key = {d.key: d for d in self.pending}
+    for key, c in ch.items():                      # bind every choice first: a bad one changes nothing
+        ch[key] = self.library.bind(self.envs[key[0]], key[1], c, by_key[key].menu)
+    for (b, i), opt in ch.items():
+        env, d, p = self.envs[b], by_key[(b, i)], pr.get((b, i))
+        self.runs[b][i] = self.library.start(env, i, opt, self.keep_start_state)
+        self._probs[b][i] = None if p is None else [float(v) for v in p]
+        if self.record:
+            k = d.menu.index(opt)
+            lp = math.log(max(p[k], 1e-300)) if p is not None else None
+            self._turns[b][i] = self._rec[b].add(Turn(
+                self.agents[i], group=self.seeds[b], choice=k, logprob=lp, t=d.t, steps=0,
+                info={"option": opt.label, "menu": d.labels, "probs": self._probs[b][i], "fallback": d.fallback}))
+    out = []
+    for b in sorted({k[0] for k in ch}): out += self._advance(b)
+    self.pending = sorted((d for d in out if not d.done), key=lambda d: d.key)
+    return out
+
+# %% ../nbs/06_option_env.ipynb #5c5f6fb9
+@patch
+def _frame(self: OptionEnv, b: int) -> dict:
+    return {"t": int(self.envs[b].t), "state": self.envs[b].get_state(),
+            "options": [r.option.label if r is not None and r.outcome is None else None for r in self.runs[b]],
+            "menus": [d.labels if d is not None and not d.done else [] for d in self._last[b]],
+            "probs": list(self._probs[b]), "returns": self.returns[b].tolist()}
+
+@patch
+def _advance(self: OptionEnv, b: int) -> list[Decision]:
+    env, runs, names = self.envs[b], self.runs[b], self.agents
+    while True:
+        if self.record: self._rec[b].frames.append(self._frame(b))
+        _, rew, term, trunc, _ = env.step({names[i]: r.act(env) for i, r in enumerate(runs)})
+        self.stats["steps"] += 1
+        done = not env.agents or all(term.values()) or all(trunc.values())
+        ended = []
+        for i, r in enumerate(runs):
+            x = float(rew.get(names[i], 0.0))
+            self._acc[b][i].append(x); self.returns[b, i] += x
+            o = r.update(env, x, done)
+            if o is not None: ended.append(i); self._ended(b, i, o, done)
+        if done:
+            self.done[b] = True
+            out = [self._decision(b, i, runs[i].outcome, done=True) for i in range(len(runs))]
+            if self.record: self._finish(b)
+            return out
+        if ended: return [self._decision(b, i, runs[i].outcome) for i in ended]
+
+@patch
+def _ended(self: OptionEnv, b: int, i: int, o: Outcome, done: bool) -> None:
+    self.stats[f"outcome.{o.reason}"] += 1
+    if self.record:
+        t = self._turns[b][i]
+        t.reward, t.steps, t.done = o.reward, o.steps, done
+        t.info.update(reason=o.reason, success=o.success)
+        self._rec[b].log("option_end", self.agents[i], t=int(self.envs[b].t), option=o.label, reason=o.reason,
+                         steps=o.steps, reward=o.reward)
+
+@patch
+def _finish(self: OptionEnv, b: int) -> None:
+    ep = self._rec[b]
+    ep.frames.append(self._frame(b))
+    ep.events = sorted(list(self.envs[b].event_log) + ep.events, key=lambda e: e["t"])
+    ep.meta["returns"] = self.returns[b].tolist()
+    self.episodes.append(ep)
+    if all(self.done):                              # the batch is over: its episodes in env order
+        self.episodes[-self.n_envs:] = sorted(self.episodes[-self.n_envs:], key=lambda e: e.meta["env"])
 
 # %% ../nbs/06_option_env.ipynb #8de9596e
 class RandomOptionPolicy:

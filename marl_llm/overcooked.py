@@ -6,201 +6,21 @@ Docs: https://marl-llm.github.io/marl_llm/overcooked.html.md"""
 
 # %% ../nbs/03_overcooked.ipynb #0844ff00
 from __future__ import annotations
-import ast
 import itertools
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
+from fastcore.basics import patch
 
-import marl_llm
-from .grid import (ACTIONS, MOVES, DIRECTIONS, DIRECTION_NAMES, STAY, INTERACT, add, LayoutError,
-                           parse_grid, distance_cache, GridParallelEnv, grid_figure)
+from .grid import (ACTIONS, MOVES, DIRECTIONS, DIRECTION_NAMES, STAY, INTERACT, add, distance_cache,
+                           GridParallelEnv, grid_figure)
+# layouts, the recipe book and the pot state live in `overcooked_layout`; re-exported here
+from .overcooked_layout import LAYOUT_DIR, LAYOUTS, TERRAIN, AGENT_DIGITS, INGREDIENTS, ITEMS, LAYOUT_KEYS
+from .overcooked_layout import Recipe, Layout, recipe_book, parse_layout, load_layout, Pot, _count
 
 # %% auto #0
-__all__ = ['LAYOUT_DIR', 'LAYOUTS', 'TERRAIN', 'AGENT_DIGITS', 'INGREDIENTS', 'ITEMS', 'LAYOUT_KEYS', 'Recipe', 'Layout',
-           'recipe_book', 'parse_layout', 'load_layout', 'Pot', 'OvercookedEnv', 'parse_actions']
-
-# %% ../nbs/03_overcooked.ipynb #0f9197bb
-LAYOUT_DIR = Path(marl_llm.__file__).parent / "layouts"
-"Where the shipped `.layout` files live (package data)."
-LAYOUTS: dict[str, Path] = {p.stem: p for p in sorted(LAYOUT_DIR.glob("*.layout"))}
-"Shipped layouts by name."
-
-TERRAIN: dict[str, str] = {" ": "floor", "X": "counter", "P": "pot", "O": "onion dispenser",
-                           "T": "tomato dispenser", "D": "dish dispenser", "S": "serving window"}
-"Terrain symbols of `OvercookedEnv.terrain` and what they are."
-AGENT_DIGITS = "123456789"
-INGREDIENTS: tuple[str, ...] = ("onion", "tomato")
-ITEMS: tuple[str, ...] = ("onion", "tomato", "dish", "soup")
-"What an agent can hold (`None` when empty-handed) and what can lie on a counter."
-LAYOUT_KEYS: dict[str, str] = {
-    "grid": "the rows of symbols", "start_all_orders": "soups that score", "start_bonus_orders": "soups worth order_bonus x",
-    "order_bonus": "bonus multiplier", "delivery_reward": "value of every recipe", "recipe_values": "value per order",
-    "recipe_times": "cook time per order", "onion_value": "value per onion", "tomato_value": "value per tomato",
-    "onion_time": "cook time per onion", "tomato_time": "cook time per tomato", "cook_time": "cook time of every recipe",
-    "max_num_ingredients": "pot capacity", "old_dynamics": "auto-start cooking when full",
-    "rew_shaping_params": "ignored (shaped rewards)", "num_items_for_soup": "ignored (as in overcooked-ai 1.1.0)"}
-"Keys a `.layout` dict may have."
-
-Recipe = tuple  # a soup's sorted ingredient names, e.g. ("onion", "onion", "onion")
-
-# %% ../nbs/03_overcooked.ipynb #ff134837
-@dataclass(frozen=True, eq=False)
-class Layout:
-    "A parsed `.layout`: terrain without agents, start cells, and the recipe book."
-    name: str
-    grid: tuple[str, ...]                       # rows as written, agent digits included
-    terrain: tuple[str, ...]                    # rows with agents replaced by floor ' '
-    starts: tuple[tuple[int, int], ...]         # start cell of agent_0, agent_1, ...
-    all_orders: tuple[Recipe, ...]
-    bonus_orders: tuple[Recipe, ...]
-    values: Mapping[Recipe, float]              # reward for delivering each possible soup (0 if not ordered)
-    cook_times: Mapping[Recipe, int]            # steps each possible soup cooks
-    max_ingredients: int = 3
-    old_dynamics: bool = False
-    params: Mapping[str, Any] = field(default_factory=dict)  # the file's other keys, as read
-
-    def __repr__(self):
-        return f"Layout({self.name!r}, {len(self.terrain[0])}x{len(self.terrain)}, {len(self.starts)} agents)"
-
-def _orders(spec: Mapping, key: str, max_n: int, name: str) -> list[Recipe]:
-    out = []
-    for o in spec.get(key) or []:
-        ing = o.get("ingredients") if isinstance(o, Mapping) else None
-        if not ing or any(i not in INGREDIENTS for i in ing) or len(ing) > max_n:
-            raise LayoutError(f"{name}: bad order {o!r} in {key!r}; an order is {{'ingredients': [...]}} with "
-                              f"1..{max_n} of {INGREDIENTS}")
-        out.append(tuple(sorted(ing)))
-    return out
-
-def recipe_book(spec: Mapping, name: str = "layout") -> dict[str, Any]:
-    "All recipes with their delivery value and cook time under a layout's settings (overcooked-ai's rules)."
-    max_n = int(spec.get("max_num_ingredients", 3))
-    every = [c for k in range(1, max_n + 1) for c in itertools.combinations_with_replacement(INGREDIENTS, k)]
-    listed = _orders(spec, "start_all_orders", max_n, name)
-    all_orders = listed or every
-    bonus = _orders(spec, "start_bonus_orders", max_n, name)
-    if not set(bonus) <= set(all_orders):
-        raise LayoutError(f"{name}: bonus orders {sorted(set(bonus) - set(all_orders))} are not in start_all_orders")
-    for a, b in (("tomato_time", "onion_time"), ("tomato_value", "onion_value")):
-        if (a in spec) != (b in spec): raise LayoutError(f"{name}: give both {a!r} and {b!r} or neither")
-    for a, b in (("tomato_value", "delivery_reward"), ("tomato_value", "recipe_values"), ("recipe_values", "delivery_reward"),
-                 ("tomato_time", "cook_time"), ("tomato_time", "recipe_times"), ("recipe_times", "cook_time")):
-        if a in spec and b in spec: raise LayoutError(f"{name}: {a!r} and {b!r} cannot both be given")
-    mapped = {}
-    for key in ("recipe_values", "recipe_times"):
-        if key in spec:
-            if len(spec[key]) != len(listed):
-                raise LayoutError(f"{name}: {key!r} has {len(spec[key])} entries, start_all_orders has {len(listed)}")
-            mapped[key] = dict(zip(listed, spec[key]))
-    def per_ingredient(r, unit):
-        return sum(spec[f"{i}_{unit}"] for i in r)
-    def value(r):  # Recipe.value: first truthy rule wins
-        if spec.get("delivery_reward"): return spec["delivery_reward"]
-        if mapped.get("recipe_values") and r in mapped["recipe_values"]: return mapped["recipe_values"][r]
-        if spec.get("onion_value") and spec.get("tomato_value"): return per_ingredient(r, "value")
-        return 20
-    def time(r):  # Recipe.time
-        if spec.get("cook_time"): return spec["cook_time"]
-        if mapped.get("recipe_times") and r in mapped["recipe_times"]: return mapped["recipe_times"][r]
-        if spec.get("onion_time") and spec.get("tomato_time"): return per_ingredient(r, "time")
-        return 20
-    bonus_x = spec.get("order_bonus", 2)
-    values = {r: float(0 if r not in all_orders else value(r) * (bonus_x if r in bonus else 1)) for r in every}
-    return dict(all_orders=tuple(all_orders), bonus_orders=tuple(bonus), values=values,
-                cook_times={r: int(time(r)) for r in every}, max_ingredients=max_n)
-
-# %% ../nbs/03_overcooked.ipynb #47cbf7e4
-def parse_layout(spec: Mapping[str, Any], name: str = "layout") -> Layout:
-    "Check an overcooked-ai layout dict (a `grid` string or list of rows, plus optional keys) and build a `Layout`."
-    if not isinstance(spec, Mapping) or "grid" not in spec:
-        raise LayoutError(f"{name}: a layout is a dict with a 'grid' key, e.g. {{'grid': '''XXPXX\\nO 1 O\\n...'''}}")
-    if "start_state" in spec:
-        raise LayoutError(f"{name}: 'start_state' is not supported; start from the grid's digits instead")
-    unknown = sorted(set(spec) - set(LAYOUT_KEYS))
-    if unknown: raise LayoutError(f"{name}: unknown key(s) {unknown}; valid: {sorted(LAYOUT_KEYS)}")
-    grid = spec["grid"]
-    rows = [r.strip() for r in grid.split("\n")] if isinstance(grid, str) else [str(r) for r in grid]
-    cells = parse_grid(rows, set(TERRAIN) | set(AGENT_DIGITS), name)
-    h, w = cells.shape
-    for y, x in sorted({(y, x) for y in range(h) for x in (0, w - 1)} | {(y, x) for x in range(w) for y in (0, h - 1)}):
-        if cells[y, x] == " " or cells[y, x] in AGENT_DIGITS:
-            raise LayoutError(f"{name}: row {y} {rows[y]!r} has walkable {str(cells[y, x])!r} at column {x} on the border; "
-                              f"border cells must be one of 'XPODTS'")
-    found: dict[int, tuple[int, int]] = {}
-    for y in range(h):
-        for x in range(w):
-            ch = cells[y, x]
-            if ch in AGENT_DIGITS:
-                k = int(ch)
-                if k in found:
-                    raise LayoutError(f"{name}: agent {ch!r} appears twice: row {found[k][1]} column {found[k][0]} "
-                                      f"and row {y} column {x}")
-                found[k] = (x, y)
-    if not found: raise LayoutError(f"{name}: no agents; put digits 1..9 on floor cells for the start positions")
-    missing = sorted(set(range(1, max(found) + 1)) - set(found))
-    if missing:
-        raise LayoutError(f"{name}: agents {sorted(found)} are in the grid but {missing} are missing; "
-                          f"number agents 1..n without gaps")
-    for sym in "PSD":
-        if not (cells == sym).any():
-            raise LayoutError(f"{name}: no {TERRAIN[sym]} ({sym!r}); every layout needs at least one")
-    if not ((cells == "O").any() or (cells == "T").any()):
-        raise LayoutError(f"{name}: no ingredient dispenser ('O' onion or 'T' tomato)")
-    terrain = tuple("".join(" " if ch in AGENT_DIGITS else ch for ch in row) for row in rows)
-    book = recipe_book(spec, name)
-    params = {k: v for k, v in spec.items() if k != "grid"}
-    return Layout(name=name, grid=tuple(rows), terrain=terrain, starts=tuple(found[k] for k in sorted(found)),
-                  old_dynamics=bool(spec.get("old_dynamics", False)), params=params, **book)
-
-def load_layout(layout: str | Path | Layout | Mapping) -> Layout:
-    "A `Layout` from a shipped name (see `LAYOUTS`), a path to a `.layout` file, a layout dict, or a `Layout`."
-    if isinstance(layout, Layout): return layout
-    if isinstance(layout, Mapping): return parse_layout(layout)
-    key = str(layout)
-    if key in LAYOUTS: path = LAYOUTS[key]
-    else:
-        path = Path(layout)
-        if not path.is_file():
-            raise ValueError(f"unknown layout {key!r}; valid names: {sorted(LAYOUTS)}, or a path to a .layout file")
-    text = path.read_text()
-    try: spec = ast.literal_eval(text)
-    except (ValueError, SyntaxError) as e:
-        raise LayoutError(f"{path}: not a Python-literal dict ({type(e).__name__}: {e})") from None
-    return parse_layout(spec, name=path.stem)
-
-# %% ../nbs/03_overcooked.ipynb #98aff261
-def _count(n: int, item: str) -> str:
-    return f"{n} {item}" if n == 1 else f"{n} {item}es" if item.endswith("o") else f"{n} {item}s"
-
-class Pot:
-    "One pot: `ingredients` in the order added, `tick` (-1 idle, else steps cooked) and the soup's `cook_time`."
-    __slots__ = ("pos", "ingredients", "tick", "cook_time")
-    def __init__(self, pos: tuple[int, int], ingredients: Sequence[str] = (), tick: int = -1, cook_time: int = 0):
-        self.pos, self.ingredients, self.tick, self.cook_time = tuple(pos), list(ingredients), int(tick), int(cook_time)
-    onions = property(lambda self: self.ingredients.count("onion"), doc="number of onions in the pot")
-    tomatoes = property(lambda self: self.ingredients.count("tomato"), doc="number of tomatoes in the pot")
-    recipe = property(lambda self: tuple(sorted(self.ingredients)), doc="the soup's sorted ingredients")
-    idle = property(lambda self: self.tick < 0, doc="not started (ingredients can still be added)")
-    ready = property(lambda self: 0 <= self.tick and self.cook_time <= self.tick, doc="cooked: take it with a dish")
-    cooking = property(lambda self: 0 <= self.tick < self.cook_time, doc="started and not yet ready")
-    empty = property(lambda self: not self.ingredients, doc="nothing in it")
-    @property
-    def remaining(self) -> int | None:
-        "Steps until ready (None while idle)."
-        return None if self.tick < 0 else max(0, self.cook_time - self.tick)
-    def __getitem__(self, key: str): return getattr(self, key)
-    def to_dict(self) -> dict:
-        return {"pos": list(self.pos), "ingredients": list(self.ingredients), "tick": self.tick, "cook_time": self.cook_time}
-    def describe(self) -> str:
-        "A short phrase for prompts."
-        what = ", ".join(_count(n, i) for i, n in (("onion", self.onions), ("tomato", self.tomatoes)) if n) or "nothing"
-        if self.idle: return "empty" if self.empty else f"{what}, not cooking"
-        if self.ready: return f"soup ready ({what})"
-        return f"cooking {what}, {self.remaining} steps left"
-    def __repr__(self): return f"Pot({self.pos}, {self.describe()})"
+__all__ = ['OvercookedEnv', 'parse_actions']
 
 # %% ../nbs/03_overcooked.ipynb #2a59b9e3
 _FACING = (DIRECTIONS[0], DIRECTIONS[1], DIRECTIONS[2], DIRECTIONS[3], None, None)
@@ -245,240 +65,256 @@ class OvercookedEnv(GridParallelEnv):
         self.dist = distance_cache(self.free)
         self._reset()
 
-    # -- static layout queries -----------------------------------------------------------
-    def cells_of(self, symbol: str) -> list[tuple[int, int]]:
-        "Cells of a terrain symbol (see `TERRAIN`) in reading order, e.g. `cells_of('P')` for the pots."
-        if symbol not in TERRAIN: raise ValueError(f"unknown symbol {symbol!r}; valid: {sorted(TERRAIN)}")
-        return list(self._cells[symbol])
+# %% ../nbs/03_overcooked.ipynb #9f677020
+@patch
+def cells_of(self: OvercookedEnv, symbol: str) -> list[tuple[int, int]]:
+    "Cells of a terrain symbol (see `TERRAIN`) in reading order, e.g. `cells_of('P')` for the pots."
+    if symbol not in TERRAIN: raise ValueError(f"unknown symbol {symbol!r}; valid: {sorted(TERRAIN)}")
+    return list(self._cells[symbol])
 
-    def kind(self, cell: tuple[int, int]) -> str | None:
-        "The terrain symbol at `cell` (None outside the grid)."
-        return self._kind.get(tuple(cell))
+@patch
+def kind(self: OvercookedEnv, cell: tuple[int, int]) -> str | None:
+    "The terrain symbol at `cell` (None outside the grid)."
+    return self._kind.get(tuple(cell))
 
-    def facing_cell(self, i: int) -> tuple[int, int]:
-        "The cell agent `i` faces (the one `interact` acts on)."
-        return add(self.pos[i], self.facing[i])
+@patch
+def facing_cell(self: OvercookedEnv, i: int) -> tuple[int, int]:
+    "The cell agent `i` faces (the one `interact` acts on)."
+    return add(self.pos[i], self.facing[i])
 
-    # -- GridParallelEnv hooks -----------------------------------------------------------
-    def _reset(self) -> None:
-        n = len(self.possible_agents)
-        if self.random_start:
-            floor = self._cells[" "]
-            self.pos = [floor[k] for k in self.rng.choice(len(floor), size=n, replace=False)]
-        else:
-            self.pos = list(self._starts)
-        self.facing = [DIRECTIONS[0]] * n
-        self.held: list[str | None] = [None] * n
-        self.held_soup: list[Recipe | None] = [None] * n
-        self.pots: dict[tuple[int, int], Pot] = {c: Pot(c) for c in self.pot_cells}
-        self.counter_items: dict[tuple[int, int], str] = {}
-        self.counter_soups: dict[tuple[int, int], Recipe] = {}
-        self._cooking: list[Pot] = []
-        self.score, self.delivered = 0.0, 0
-        self._obs = self._potfeat = None
+@patch
+def _reset(self: OvercookedEnv) -> None:
+    n = len(self.possible_agents)
+    if self.random_start:
+        floor = self._cells[" "]
+        self.pos = [floor[k] for k in self.rng.choice(len(floor), size=n, replace=False)]
+    else:
+        self.pos = list(self._starts)
+    self.facing = [DIRECTIONS[0]] * n
+    self.held: list[str | None] = [None] * n
+    self.held_soup: list[Recipe | None] = [None] * n
+    self.pots: dict[tuple[int, int], Pot] = {c: Pot(c) for c in self.pot_cells}
+    self.counter_items: dict[tuple[int, int], str] = {}
+    self.counter_soups: dict[tuple[int, int], Recipe] = {}
+    self._cooking: list[Pot] = []
+    self.score, self.delivered = 0.0, 0
+    self._obs = self._potfeat = None
 
-    def _step(self, joint: list[int]) -> list[float]:
-        n = len(joint)
-        rewards = [0.0] * n
-        if INTERACT in joint:                       # 1. interacts, in agent order
-            for i in range(n):
-                if joint[i] == INTERACT:
-                    r = self._interact(i)
-                    if r: rewards[i] += r
-        pos, dest, facing = self.pos, self._dest, self.facing
-        new = [dest[p][a] for p, a in zip(pos, joint)]
-        for i in range(n):                          # 2. turn, then move unless agents collide
-            f = _FACING[joint[i]]
-            if f is not None: facing[i] = f
-        if n == 2:
-            p0, p1 = new
-            ok = p0 != p1 and not (p0 == pos[1] and p1 == pos[0])
-        else:
-            ok = len(set(new)) == n and not any(new[i] == pos[j] and new[j] == pos[i] for i, j in self._pairs)
-        if ok: pos[:] = new
-        if self.old_dynamics:                       # 3. cooking
-            for pot in self.pots.values():
-                if pot.tick < 0 and len(pot.ingredients) == self.max_ingredients: self._start_cooking(pot, None)
-        if self._cooking:
-            self._potfeat = None
-            for pot in list(self._cooking):
-                pot.tick += 1
-                if pot.tick >= pot.cook_time:
-                    self._cooking.remove(pot)
-                    self.emit("soup_ready", None, pot=pot.pos, recipe=list(pot.recipe))
-        self._obs = None
-        if self.shared_reward:
-            s = sum(rewards)
-            if s: rewards = [s] * n
-        return rewards
-
-    def _start_cooking(self, pot: Pot, i: int | None) -> None:
-        pot.tick, pot.cook_time = 0, self._cook_times[pot.recipe]
-        self._potfeat = None
-        if pot.cook_time > 0: self._cooking.append(pot)
-        self.emit("cook_started", i, pot=pot.pos, recipe=list(pot.recipe), cook_time=pot.cook_time)
-
-    def _interact(self, i: int) -> float:
-        "Agent `i` interacts with the cell it faces (see the table above); returns the delivery reward."
-        x, y = self.pos[i]; dx, dy = self.facing[i]
-        c = (x + dx, y + dy)
-        k, h = self._kind.get(c), self.held[i]
-        if k == "X":
-            items = self.counter_items
-            if h is not None:
-                if c not in items:
-                    items[c], self.held[i] = h, None
-                    if h == "soup": self.counter_soups[c], self.held_soup[i] = self.held_soup[i], None
-                    self.emit("item_placed_on_counter", i, item=h, pos=c)
-            elif c in items:
-                h = self.held[i] = items.pop(c)
-                if h == "soup": self.held_soup[i] = self.counter_soups.pop(c)
-                self.emit("item_picked_from_counter", i, item=h, pos=c)
-        elif k == "P":
-            pot, self._potfeat = self.pots[c], None
-            if h is None:
-                if pot.tick < 0 and pot.ingredients and not self.old_dynamics: self._start_cooking(pot, i)
-            elif h == "dish":
-                if 0 <= pot.tick and pot.cook_time <= pot.tick:
-                    self.held[i], self.held_soup[i] = "soup", pot.recipe
-                    pot.ingredients, pot.tick, pot.cook_time = [], -1, 0
-                    self.emit("soup_picked_up", i, pot=c, recipe=list(self.held_soup[i]))
-            elif h != "soup":                       # an ingredient
-                if pot.tick < 0 and len(pot.ingredients) < self.max_ingredients:
-                    pot.ingredients.append(h); self.held[i] = None
-                    self.emit(f"{h}_potted", i, pot=c, n=len(pot.ingredients))
-        elif k == "S":
-            if h == "soup":
-                recipe = self.held_soup[i]
-                r = self._values.get(recipe, 0.0)
-                self.held[i] = self.held_soup[i] = None
-                self.score += r; self.delivered += 1
-                self.emit("soup_delivered", i, pos=c, recipe=list(recipe), reward=r)
-                return r
-        elif h is None:
-            if k == "O": self.held[i] = "onion"; self.emit("onion_picked", i, pos=c)
-            elif k == "D": self.held[i] = "dish"; self.emit("dish_picked", i, pos=c)
-            elif k == "T": self.held[i] = "tomato"; self.emit("tomato_picked", i, pos=c)
-        return 0.0
-
-    def _observe(self, i: int) -> np.ndarray:
-        obs = self._obs
-        if obs is None:                             # first call since the state changed
-            pf = self._potfeat
-            if pf is None: pf = self._potfeat = self._pot_features()
-            key = (tuple(self.pos), tuple(self.facing), tuple(self.held), pf)
-            obs = self._obs_cache.get(key)
-            if obs is None:
-                if len(self._obs_cache) >= 20_000: self._obs_cache.clear()
-                obs = self._obs_cache[key] = self._build_obs(pf)
-            self._obs = obs
-        return obs[i]
-
-    def _build_obs(self, pot_features: tuple) -> list[np.ndarray]:
-        "Every agent's observation vector (read-only: they are cached by state; `step()` hands out copies)."
-        v = []
-        for (x, y), d, h in zip(self.pos, self.facing, self.held):
-            v += (float(x), float(y)) + _FACE_1HOT[d] + _HELD_1HOT[h]
-        v += pot_features
-        arr = np.array(v, dtype=np.float32)
-        out = [arr] + [arr[p] for p in self._perm[1:]]
-        for a in out: a.flags.writeable = False
-        return out
-
-    def _pot_features(self) -> tuple:
-        v = []
+# %% ../nbs/03_overcooked.ipynb #d801c085
+@patch
+def _step(self: OvercookedEnv, joint: list[int]) -> list[float]:
+    n = len(joint)
+    rewards = [0.0] * n
+    if INTERACT in joint:                       # 1. interacts, in agent order
+        for i in range(n):
+            if joint[i] == INTERACT:
+                r = self._interact(i)
+                if r: rewards[i] += r
+    pos, dest, facing = self.pos, self._dest, self.facing
+    new = [dest[p][a] for p, a in zip(pos, joint)]
+    for i in range(n):                          # 2. turn, then move unless agents collide
+        f = _FACING[joint[i]]
+        if f is not None: facing[i] = f
+    if n == 2:
+        p0, p1 = new
+        ok = p0 != p1 and not (p0 == pos[1] and p1 == pos[0])
+    else:
+        ok = len(set(new)) == n and not any(new[i] == pos[j] and new[j] == pos[i] for i, j in self._pairs)
+    if ok: pos[:] = new
+    if self.old_dynamics:                       # 3. cooking
         for pot in self.pots.values():
-            t = pot.tick
-            if t < 0: v += (pot.onions, pot.tomatoes, 0, 0, 0)
-            else: v += (pot.onions, pot.tomatoes, int(t < pot.cook_time), int(t >= pot.cook_time),
-                        max(0, pot.cook_time - t))
-        return tuple(v)
+            if pot.tick < 0 and len(pot.ingredients) == self.max_ingredients: self._start_cooking(pot, None)
+    if self._cooking:
+        self._potfeat = None
+        for pot in list(self._cooking):
+            pot.tick += 1
+            if pot.tick >= pot.cook_time:
+                self._cooking.remove(pot)
+                self.emit("soup_ready", None, pot=pot.pos, recipe=list(pot.recipe))
+    self._obs = None
+    if self.shared_reward:
+        s = sum(rewards)
+        if s: rewards = [s] * n
+    return rewards
 
-    # -- state contract ------------------------------------------------------------------
-    def get_state(self) -> dict:
-        "A JSON-serialisable snapshot of everything that changes during an episode."
-        return {"t": self.t, "agents": list(self.agents), "pos": [list(p) for p in self.pos],
-                "facing": [list(f) for f in self.facing], "held": list(self.held),
-                "held_soup": [None if r is None else list(r) for r in self.held_soup],
-                "pots": [p.to_dict() for p in self.pots.values()],
-                "counter_items": [{"pos": list(c), "item": it, "recipe": list(self.counter_soups[c]) if it == "soup" else None}
-                                  for c, it in self.counter_items.items()],
-                "score": self.score, "delivered": self.delivered,
-                "rng": self.rng.bit_generator.state}
+@patch
+def _start_cooking(self: OvercookedEnv, pot: Pot, i: int | None) -> None:
+    pot.tick, pot.cook_time = 0, self._cook_times[pot.recipe]
+    self._potfeat = None
+    if pot.cook_time > 0: self._cooking.append(pot)
+    self.emit("cook_started", i, pot=pot.pos, recipe=list(pot.recipe), cook_time=pot.cook_time)
 
-    def set_state(self, d: Mapping) -> None:
-        "Restore a `get_state()` snapshot exactly."
-        n = len(self.possible_agents)
-        if len(d["pos"]) != n: raise ValueError(f"state has {len(d['pos'])} agents, this env has {n}")
-        self.t = int(d["t"])
-        self.agents = [a for a in d.get("agents", self.possible_agents)]
-        self.pos = [tuple(p) for p in d["pos"]]
-        self.facing = [tuple(f) for f in d["facing"]]
-        self.held = list(d["held"])
-        self.held_soup = [None if r is None else tuple(r) for r in d["held_soup"]]
-        self.pots = {c: Pot(c) for c in self.pot_cells}
-        for p in d["pots"]:
-            pot = self.pots[tuple(p["pos"])] = Pot(p["pos"], p["ingredients"], p["tick"], p["cook_time"])
-        self._cooking = [p for p in self.pots.values() if p.cooking]
-        self.counter_items = {tuple(e["pos"]): e["item"] for e in d["counter_items"]}
-        self.counter_soups = {tuple(e["pos"]): tuple(e["recipe"]) for e in d["counter_items"] if e["item"] == "soup"}
-        self.score, self.delivered = float(d["score"]), int(d["delivered"])
-        if "rng" in d: self.rng.bit_generator.state = d["rng"]
-        self._obs = self._potfeat = None
+# %% ../nbs/03_overcooked.ipynb #5ec548c4
+@patch
+def _interact(self: OvercookedEnv, i: int) -> float:
+    "Agent `i` interacts with the cell it faces (see the table above); returns the delivery reward."
+    x, y = self.pos[i]; dx, dy = self.facing[i]
+    c = (x + dx, y + dy)
+    k, h = self._kind.get(c), self.held[i]
+    if k == "X":
+        items = self.counter_items
+        if h is not None:
+            if c not in items:
+                items[c], self.held[i] = h, None
+                if h == "soup": self.counter_soups[c], self.held_soup[i] = self.held_soup[i], None
+                self.emit("item_placed_on_counter", i, item=h, pos=c)
+        elif c in items:
+            h = self.held[i] = items.pop(c)
+            if h == "soup": self.held_soup[i] = self.counter_soups.pop(c)
+            self.emit("item_picked_from_counter", i, item=h, pos=c)
+    elif k == "P":
+        pot, self._potfeat = self.pots[c], None
+        if h is None:
+            if pot.tick < 0 and pot.ingredients and not self.old_dynamics: self._start_cooking(pot, i)
+        elif h == "dish":
+            if 0 <= pot.tick and pot.cook_time <= pot.tick:
+                self.held[i], self.held_soup[i] = "soup", pot.recipe
+                pot.ingredients, pot.tick, pot.cook_time = [], -1, 0
+                self.emit("soup_picked_up", i, pot=c, recipe=list(self.held_soup[i]))
+        elif h != "soup":                       # an ingredient
+            if pot.tick < 0 and len(pot.ingredients) < self.max_ingredients:
+                pot.ingredients.append(h); self.held[i] = None
+                self.emit(f"{h}_potted", i, pot=c, n=len(pot.ingredients))
+    elif k == "S":
+        if h == "soup":
+            recipe = self.held_soup[i]
+            r = self._values.get(recipe, 0.0)
+            self.held[i] = self.held_soup[i] = None
+            self.score += r; self.delivered += 1
+            self.emit("soup_delivered", i, pos=c, recipe=list(recipe), reward=r)
+            return r
+    elif h is None:
+        if k == "O": self.held[i] = "onion"; self.emit("onion_picked", i, pos=c)
+        elif k == "D": self.held[i] = "dish"; self.emit("dish_picked", i, pos=c)
+        elif k == "T": self.held[i] = "tomato"; self.emit("tomato_picked", i, pos=c)
+    return 0.0
 
-    # -- rendering -----------------------------------------------------------------------
-    def text(self, i: int | None = None) -> str:
-        "The state as text for a prompt: a grid with coordinates, a legend, every agent, pot and counter item."
-        rows = [["." if c == " " else c for c in row] for row in self.terrain]
-        for (x, y), it in self.counter_items.items(): rows[y][x] = _ITEM_CHAR[it]
-        for j, (x, y) in enumerate(self.pos): rows[y][x] = str(j) if j < 10 else "*"
-        L = self.layout
-        lines = [f"Overcooked {L.name}: step {self.t}/{self.horizon}, score {self.score:g}, soups delivered {self.delivered}"]
-        lines.append("    " + "".join(str(x % 10) for x in range(self.width)) + "   (x)")
-        lines += [f"{y:>3} " + "".join(r) for y, r in enumerate(rows)]
-        lines.append("(y)")
-        used = set("".join(self.terrain))
-        legend = [f"{s} {TERRAIN[s]}" for s in "XPODTS" if s in used] + [". floor", "digit k agent_k"]
-        legend += [f"{_ITEM_CHAR[it]} {it} on a counter" for it in ITEMS if it in self.counter_items.values()]
-        lines.append("Legend: " + ", ".join(legend))
-        for j in range(len(self.pos)):
-            fc = self.facing_cell(j)
-            what = TERRAIN.get(self._kind.get(fc), "outside")
-            held = self.held[j] or "nothing"
-            if held == "soup": held = f"soup ({_recipe_str(self.held_soup[j])})"
-            you = " (you)" if i == j else ""
-            lines.append(f"agent_{j}{you}: at {self.pos[j]}, facing {DIRECTION_NAMES[self.facing[j]]} "
-                         f"(the {what} at {fc}), holding {held}")
-        for c, pot in self.pots.items():
-            worth = "" if pot.idle else f", worth {L.values.get(pot.recipe, 0):g}"
-            lines.append(f"pot at {c}: {pot.describe()}{worth}")
-        if self.counter_items:
-            lines.append("on counters: " + ", ".join(
-                f"{it}{f' ({_recipe_str(self.counter_soups[c])})' if it == 'soup' else ''} at {c}"
-                for c, it in self.counter_items.items()))
-        orders = [f"{_recipe_str(r)} -> {L.values[r]:g} points{' (bonus)' if r in L.bonus_orders else ''} "
-                  f"(cooks {L.cook_times[r]} steps)" for r in L.all_orders if L.values[r]]
-        lines.append("orders: " + "; ".join(orders))
-        return "\n".join(lines)
+# %% ../nbs/03_overcooked.ipynb #7616b994
+@patch
+def _observe(self: OvercookedEnv, i: int) -> np.ndarray:
+    obs = self._obs
+    if obs is None:                             # first call since the state changed
+        pf = self._potfeat
+        if pf is None: pf = self._potfeat = self._pot_features()
+        key = (tuple(self.pos), tuple(self.facing), tuple(self.held), pf)
+        obs = self._obs_cache.get(key)
+        if obs is None:
+            if len(self._obs_cache) >= 20_000: self._obs_cache.clear()
+            obs = self._obs_cache[key] = self._build_obs(pf)
+        self._obs = obs
+    return obs[i]
 
-    def figure(self, title: str | None = None):
-        "A plotly figure of the current state (terrain, items on counters, pot states, agents and what they hold)."
-        colors = {" ": "#ffffff", "X": "#d9b38c", "P": "#9e9e9e", "O": "#f7dc6f", "T": "#f1948a",
-                  "D": "#aed6f1", "S": "#82e0aa"}
-        labels = {c: {"O": "onions", "T": "tomatoes", "D": "dishes", "S": "serve"}[s]
-                  for s in "OTDS" for c in self._cells[s]}
-        labels.update({c: it for c, it in self.counter_items.items()})
-        for c, pot in self.pots.items():
-            what = "<br>".join(_count(k, i) for i, k in
-                            (("onion", pot.onions), ("tomato", pot.tomatoes)) if k) or "pot"
-            labels[c] = what + ("" if pot.idle else "<br>ready" if pot.ready else f"<br>{pot.remaining} left")
-        agents = [(p, f, a) for p, f, a in zip(self.pos, self.facing, self.possible_agents)]
-        fig = grid_figure(self.terrain, colors, labels, agents, cell_px=56,
-                          title=title or f"{self.layout.name}  t={self.t}  score={self.score:g}")
-        fig.update_shapes(layer="below")            # cells under the agents and labels
-        for j, tr in enumerate(fig.data[-len(agents):]):
-            tr.name = f"agent_{j}: {self.held[j] or 'empty-handed'}"
-        return fig
+@patch
+def _build_obs(self: OvercookedEnv, pot_features: tuple) -> list[np.ndarray]:
+    "Every agent's observation vector (read-only: they are cached by state; `step()` hands out copies)."
+    v = []
+    for (x, y), d, h in zip(self.pos, self.facing, self.held):
+        v += (float(x), float(y)) + _FACE_1HOT[d] + _HELD_1HOT[h]
+    v += pot_features
+    arr = np.array(v, dtype=np.float32)
+    out = [arr] + [arr[p] for p in self._perm[1:]]
+    for a in out: a.flags.writeable = False
+    return out
+
+@patch
+def _pot_features(self: OvercookedEnv) -> tuple:
+    v = []
+    for pot in self.pots.values():
+        t = pot.tick
+        if t < 0: v += (pot.onions, pot.tomatoes, 0, 0, 0)
+        else: v += (pot.onions, pot.tomatoes, int(t < pot.cook_time), int(t >= pot.cook_time),
+                    max(0, pot.cook_time - t))
+    return tuple(v)
+
+# %% ../nbs/03_overcooked.ipynb #c85b63fb
+@patch
+def get_state(self: OvercookedEnv) -> dict:
+    "A JSON-serialisable snapshot of everything that changes during an episode."
+    return {"t": self.t, "agents": list(self.agents), "pos": [list(p) for p in self.pos],
+            "facing": [list(f) for f in self.facing], "held": list(self.held),
+            "held_soup": [None if r is None else list(r) for r in self.held_soup],
+            "pots": [p.to_dict() for p in self.pots.values()],
+            "counter_items": [{"pos": list(c), "item": it, "recipe": list(self.counter_soups[c]) if it == "soup" else None}
+                              for c, it in self.counter_items.items()],
+            "score": self.score, "delivered": self.delivered,
+            "rng": self.rng.bit_generator.state}
+
+@patch
+def set_state(self: OvercookedEnv, d: Mapping) -> None:
+    "Restore a `get_state()` snapshot exactly."
+    n = len(self.possible_agents)
+    if len(d["pos"]) != n: raise ValueError(f"state has {len(d['pos'])} agents, this env has {n}")
+    self.t = int(d["t"])
+    self.agents = [a for a in d.get("agents", self.possible_agents)]
+    self.pos = [tuple(p) for p in d["pos"]]
+    self.facing = [tuple(f) for f in d["facing"]]
+    self.held = list(d["held"])
+    self.held_soup = [None if r is None else tuple(r) for r in d["held_soup"]]
+    self.pots = {c: Pot(c) for c in self.pot_cells}
+    for p in d["pots"]:
+        pot = self.pots[tuple(p["pos"])] = Pot(p["pos"], p["ingredients"], p["tick"], p["cook_time"])
+    self._cooking = [p for p in self.pots.values() if p.cooking]
+    self.counter_items = {tuple(e["pos"]): e["item"] for e in d["counter_items"]}
+    self.counter_soups = {tuple(e["pos"]): tuple(e["recipe"]) for e in d["counter_items"] if e["item"] == "soup"}
+    self.score, self.delivered = float(d["score"]), int(d["delivered"])
+    if "rng" in d: self.rng.bit_generator.state = d["rng"]
+    self._obs = self._potfeat = None
+
+# %% ../nbs/03_overcooked.ipynb #562fe7bf
+@patch
+def text(self: OvercookedEnv, i: int | None = None) -> str:
+    "The state as text for a prompt: a grid with coordinates, a legend, every agent, pot and counter item."
+    rows = [["." if c == " " else c for c in row] for row in self.terrain]
+    for (x, y), it in self.counter_items.items(): rows[y][x] = _ITEM_CHAR[it]
+    for j, (x, y) in enumerate(self.pos): rows[y][x] = str(j) if j < 10 else "*"
+    L = self.layout
+    lines = [f"Overcooked {L.name}: step {self.t}/{self.horizon}, score {self.score:g}, soups delivered {self.delivered}"]
+    lines.append("    " + "".join(str(x % 10) for x in range(self.width)) + "   (x)")
+    lines += [f"{y:>3} " + "".join(r) for y, r in enumerate(rows)]
+    lines.append("(y)")
+    used = set("".join(self.terrain))
+    legend = [f"{s} {TERRAIN[s]}" for s in "XPODTS" if s in used] + [". floor", "digit k agent_k"]
+    legend += [f"{_ITEM_CHAR[it]} {it} on a counter" for it in ITEMS if it in self.counter_items.values()]
+    lines.append("Legend: " + ", ".join(legend))
+    for j in range(len(self.pos)):
+        fc = self.facing_cell(j)
+        what = TERRAIN.get(self._kind.get(fc), "outside")
+        held = self.held[j] or "nothing"
+        if held == "soup": held = f"soup ({_recipe_str(self.held_soup[j])})"
+        you = " (you)" if i == j else ""
+        lines.append(f"agent_{j}{you}: at {self.pos[j]}, facing {DIRECTION_NAMES[self.facing[j]]} "
+                     f"(the {what} at {fc}), holding {held}")
+    for c, pot in self.pots.items():
+        worth = "" if pot.idle else f", worth {L.values.get(pot.recipe, 0):g}"
+        lines.append(f"pot at {c}: {pot.describe()}{worth}")
+    if self.counter_items:
+        lines.append("on counters: " + ", ".join(
+            f"{it}{f' ({_recipe_str(self.counter_soups[c])})' if it == 'soup' else ''} at {c}"
+            for c, it in self.counter_items.items()))
+    orders = [f"{_recipe_str(r)} -> {L.values[r]:g} points{' (bonus)' if r in L.bonus_orders else ''} "
+              f"(cooks {L.cook_times[r]} steps)" for r in L.all_orders if L.values[r]]
+    lines.append("orders: " + "; ".join(orders))
+    return "\n".join(lines)
+
+@patch
+def figure(self: OvercookedEnv, title: str | None = None):
+    "A plotly figure of the current state (terrain, items on counters, pot states, agents and what they hold)."
+    colors = {" ": "#ffffff", "X": "#d9b38c", "P": "#9e9e9e", "O": "#f7dc6f", "T": "#f1948a",
+              "D": "#aed6f1", "S": "#82e0aa"}
+    labels = {c: {"O": "onions", "T": "tomatoes", "D": "dishes", "S": "serve"}[s]
+              for s in "OTDS" for c in self._cells[s]}
+    labels.update({c: it for c, it in self.counter_items.items()})
+    for c, pot in self.pots.items():
+        what = "<br>".join(_count(k, i) for i, k in
+                        (("onion", pot.onions), ("tomato", pot.tomatoes)) if k) or "pot"
+        labels[c] = what + ("" if pot.idle else "<br>ready" if pot.ready else f"<br>{pot.remaining} left")
+    agents = [(p, f, a) for p, f, a in zip(self.pos, self.facing, self.possible_agents)]
+    fig = grid_figure(self.terrain, colors, labels, agents, cell_px=56,
+                      title=title or f"{self.layout.name}  t={self.t}  score={self.score:g}")
+    fig.update_shapes(layer="below")            # cells under the agents and labels
+    for j, tr in enumerate(fig.data[-len(agents):]):
+        tr.name = f"agent_{j}: {self.held[j] or 'empty-handed'}"
+    return fig
 
 def _recipe_str(r: Recipe) -> str:
     return " + ".join(_count(r.count(i), i) for i in INGREDIENTS if i in r)

@@ -1,0 +1,120 @@
+"""Every bad input of issue 13 through the real CLI as a process: exit 2, ONE line on stderr naming the bad value,
+no traceback, nothing written that the corrected command would refuse. The table is the documentation."""
+import json, os, subprocess, sys
+from pathlib import Path
+import pytest
+
+ENV = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+OK = ["--game", "harvest", "--layout", "small", "--envs", "1", "--group", "2", "--horizon", "20", "--eval-envs", "1",
+      "--eval-every", "1", "--record-episodes", "0", "--updates", "1"]
+
+
+def cli(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "marl_llm.cli", *map(str, args)], capture_output=True, text=True,
+                          env=ENV, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("bad")
+    from marl_llm.guards import GuardSet
+    (d / "not_json.json").write_text("{guards: nope")
+    (d / "list.json").write_text("[1, 2, 3]")
+    (d / "format.json").write_text(json.dumps({"format": "other/9", "game": "overcooked", "guards": []}))
+    GuardSet("harvest", "small").save(d / "harvest.json")
+    GuardSet("overcooked", "asymmetric_advantages").save(d / "aa.json")
+    (d / "empty_dir").mkdir()
+    (d / "cfg_bad.json").write_text("{lr: 0.1")
+    (d / "cfg_key.json").write_text(json.dumps({"learning_rate": 0.1}))
+    (d / "cfg_type.json").write_text(json.dumps({"lr": "fast"}))
+    (d / "a_file").write_text("x")
+    return d
+
+
+# (command args, words the one stderr line must contain); {d} is the fixture folder, {out} a fresh run directory
+CASES = [
+    (["train", "--guards", "{d}/not_json.json"], ["not_json.json", "not valid JSON"]),
+    (["train", "--guards", "{d}/list.json"], ["list.json", "not a guard file"]),
+    (["train", "--guards", "{d}/format.json"], ["format.json", "marl_llm.guards/1"]),
+    (["train", "--guards", "{d}/harvest.json"], ["harvest.json", "'harvest'", "'overcooked'"]),
+    (["train", "--guards", "{d}/aa.json", "--layout", "cramped_room"], ["aa.json", "asymmetric_advantages"]),
+    (["train", "--guards", "{d}/missing.json"], ["missing.json", "does not exist"]),
+    (["train", "--backbone", "no-such-model-xyz"], ["no-such-model-xyz"]),
+    (["train", "--backbone", "./no/such/path"], ["./no/such/path", "not a folder"]),
+    (["train", "--backbone", "{d}/empty_dir"], ["empty_dir", "config.json"]),
+    (["train", "--seed", "-1"], ["seed", "-1"]),
+    (["train", "--temperature", "0"], ["temperature", "0"]),
+    (["train", "--device", "bogus"], ["bogus"]),
+    (["train", "--device", "cuda"], ["cuda", "no CUDA GPU"]),
+    (["train", "--lr", "-1"], ["lr", "-1"]),
+    (["train", "--lr", "fast"], ["--lr", "'fast'"]),
+    (["train", "--lora-r", "0"], ["lora_r", "0"]),
+    (["train", "--credit-horizon", "bogus"], ["bogus", "to_go"]),
+    (["train", "--group", "1"], ["group", "1"]),
+    (["train", "--rules", "maybe"], ["'maybe'", "true"]),
+    (["train", "--game", "chess"], ["chess", "valid"]),
+    (["train", "--layout", "nowhere"], ["nowhere", "cramped_room"]),
+    (["train", "--config", "{d}/nope.json"], ["nope.json", "does not exist"]),
+    (["train", "--config", "{d}/cfg_bad.json"], ["cfg_bad.json", "not valid JSON"]),
+    (["train", "--config", "{d}/cfg_key.json"], ["learning_rate", "valid keys"]),
+    (["train", "--config", "{d}/cfg_type.json"], ["lr", "'fast'"]),
+    (["train", "--method", "ppo"], ["ppo", "pa-magrpo", "teamtr"]),
+    (["train", "--method", "teamtr", "--horizon", "20"], ["--horizon", "teamtr", "pa-magrpo"]),
+    (["train", "--method", "strat-reasoner", "--game", "chess"], ["chess", "kuhn_poker"]),
+    (["train", "--method", "teamtr", "--schedule", "sequential"], ["sequential", "teamtr"]),
+    (["train", "--method", "teamtr", "--task", "gsm8k"], ["gsm8k", "data"]),
+    (["train", "--out", "{d}/a_file/run"], ["a_file"]),
+    (["demo", "--game", "chess"], ["chess", "valid"]),
+    (["demo", "--layout", "nowhere"], ["nowhere", "cramped_room"]),
+    (["demo", "--device", "bogus"], ["bogus"]),
+    (["guards", "--out", "{d}/a_file/guards.json", "--episodes", "1"], ["a_file"]),
+    (["guards", "--layout", "nowhere"], ["nowhere"]),
+]
+
+
+@pytest.mark.parametrize("args,words", CASES, ids=[" ".join(a) for a, _ in CASES])
+def test_bad_input_is_one_line(args, words, files, tmp_path):
+    out = tmp_path / "run"
+    args = [a.replace("{d}", str(files)) for a in args]
+    if args[0] == "train" and "--out" not in args: args += ["--out", str(out)]
+    r = cli(*args)
+    err = r.stderr.strip()
+    assert r.returncode == 2, (r.returncode, err[-2000:])
+    assert "Traceback" not in err and len(err.splitlines()) == 1, err
+    for w in words: assert w.replace("{d}", str(files)) in err, (w, err)
+    assert not (out / "config.json").exists()                                  # refused before anything was written
+
+
+def test_a_failed_start_leaves_the_directory_usable(files, tmp_path):
+    out = tmp_path / "c1"
+    assert cli("train", *OK, "--guards", files / "not_json.json", "--out", out).returncode == 2
+    good = cli("train", *OK, "--out", out, timeout=600)                       # the corrected command
+    assert good.returncode == 0, good.stderr[-2000:]
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    out = tmp_path_factory.mktemp("done") / "run"
+    r = cli("train", *OK, "--checkpoint-every", "1", "--out", out, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return out
+
+
+@pytest.mark.parametrize("args,words", [(["--lr", "0.5", "--seed", "7"], ["lr (0.002 -> 0.5)", "seed (0 -> 7)"]),
+                                        (["--layout", "large"], ["layout ('small' -> 'large')"]),
+                                        (["--method", "teamtr"], ["teamtr"])])
+def test_resume_refuses_changed_settings(finished, args, words):
+    before = (finished / "config.json").read_text()
+    r = cli("train", "--resume", "--out", finished, *args)
+    err = r.stderr.strip()
+    assert r.returncode == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    for w in words: assert w in err, (w, err)
+    assert (finished / "config.json").read_text() == before
+
+
+def test_resume_may_extend_and_records_it(finished):
+    r = cli("train", "--resume", "--out", finished, "--updates", "2", timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    cfg = json.loads((finished / "config.json").read_text())
+    assert cfg["updates"] == 2 and cfg["_changes"] == [{"step": 1, "updates": [1, 2]}]
+    assert [json.loads(l)["step"] for l in (finished / "metrics.jsonl").read_text().splitlines()] == [0, 1, 2]
