@@ -63,6 +63,8 @@ CASES = [
     (["train", "--method", "strat-reasoner", "--game", "chess"], ["chess", "kuhn_poker"]),
     (["train", "--method", "teamtr", "--schedule", "sequential"], ["sequential", "teamtr"]),
     (["train", "--method", "teamtr", "--task", "gsm8k"], ["gsm8k", "data"]),
+    (["train", "--method", "tracer", "--agents", "1"], ["agents", "1"]),
+    (["train", "--method", "tracer", "--rounds", "0"], ["rounds", "0"]),
     (["train", "--out", "{d}/a_file/run"], ["a_file"]),
     (["demo", "--game", "chess"], ["chess", "valid"]),
     (["demo", "--layout", "nowhere"], ["nowhere", "cramped_room"]),

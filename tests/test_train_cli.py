@@ -13,6 +13,8 @@ SMALL = {
                        "--eval-games", "4", "--eval-every", "3", "--max-new-tokens", "8", "--checkpoint-every", "1", "--seed", "3"],
     "teamtr": ["--method", "teamtr", "--sft-steps", "10", "--tasks-per-batch", "2", "--group", "2", "--eval-tasks", "8",
                "--eval-every", "3", "--steps", "1", "--checkpoint-every", "1", "--seed", "3"],
+    "tracer": ["--method", "tracer", "--rounds", "3", "--tasks-per-update", "2", "--group", "2", "--eval-tasks", "4",
+               "--eval-every", "3", "--max-new-tokens", "6", "--checkpoint-every", "1", "--seed", "3"],
 }
 ENV = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
 
