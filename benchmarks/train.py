@@ -206,7 +206,8 @@ def figure(rows, stem: Path):
     for r_ in range(1, nrow + 1): fig.update_yaxes(title_text="held-out team reward", row=r_, col=1)
     fig.update_layout(title="PA-MAGRPO on CPU (tiny backbone)", width=440 * ncol + 160,
                       height=360 * nrow + 60)
-    fig.write_html(stem.with_suffix(".html"), include_plotlyjs="cdn")
+    from marl_llm.core import write_figure_html
+    write_figure_html(stem.with_suffix(".html"), fig)                     # opens offline: plotly.min.js beside it
     try:
         fig.write_image(stem.with_suffix(".png"))
     except Exception as e:                       # kaleido needs a Chromium; the HTML is always written
