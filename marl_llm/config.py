@@ -46,6 +46,7 @@ class RunConfig:
     clip_eps_high: float | None = arg(None, "upper clip range (DAPO's clip-higher); None: the same as clip_eps")
     kl_coef: float = arg(0.0, "weight of the k3 KL to the reference (the base, adapters off); 0 skips the reference pass")
     ent_coef: float = arg(0.0, "weight of the entropy bonus")
+    log_ratio_clamp: float = arg(0.0, "|log ratio| is clamped to this before exp (0: off; TRACER's default 2.0)")
     adv_clip: float = arg(5.0, "group-normalised advantages are clipped to [-adv_clip, adv_clip]")
     max_grad_norm: float = arg(1.0, "each agent's gradient norm is clipped to this")
     lora_r: int = arg(8, "LoRA rank of each agent's adapter")
@@ -70,7 +71,7 @@ class RunConfig:
 
 # %% ../nbs/12a_config.ipynb #2138c934
 _POSITIVE = ("updates", "epochs", "minibatch", "checkpoint_every", "lora_r")
-_NON_NEG = ("seed", "eval_every", "record_episodes", "kl_coef", "ent_coef", "eval_seed")
+_NON_NEG = ("seed", "eval_every", "record_episodes", "kl_coef", "ent_coef", "eval_seed", "log_ratio_clamp")
 
 def _hints(cls) -> dict:
     return typing.get_type_hints(cls)

@@ -34,8 +34,8 @@ def entropy_from_logits(logits: torch.Tensor, mask: torch.Tensor | None = None) 
 def policy_loss(logp: torch.Tensor, old_logp: torch.Tensor, adv: torch.Tensor, mask: torch.Tensor | None = None,
                 ref_logp: torch.Tensor | None = None, level: str = "token", eps_low: float = 0.2,
                 eps_high: float | None = None, kl_coef: float = 0.0, entropy: torch.Tensor | None = None,
-                ent_coef: float = 0.0) -> tuple[torch.Tensor, dict]:
-    "Clipped-ratio surrogate (token or sequence level) + kl_coef * k3 KL - ent_coef * entropy. Returns (loss, stats)."
+                ent_coef: float = 0.0, log_ratio_clamp: float = 0.0) -> tuple[torch.Tensor, dict]:
+    "Clipped-ratio surrogate (token or sequence level) + kl_coef * k3 KL - ent_coef * entropy; `log_ratio_clamp` > 0 bounds the log ratio. Returns (loss, stats)."
     if level not in ("token", "sequence"): raise ValueError(f"level {level!r}; valid: 'token', 'sequence'")
     if logp.dim() == 1: logp, old_logp = logp[:, None], old_logp[:, None]
     if ref_logp is not None and ref_logp.dim() == 1: ref_logp = ref_logp[:, None]
@@ -50,6 +50,8 @@ def policy_loss(logp: torch.Tensor, old_logp: torch.Tensor, adv: torch.Tensor, m
     else:                                                                 # GSPO: length-normalised sequence ratio
         seq = delta.sum(1, keepdim=True) / mask.sum(1, keepdim=True).clamp_min(1)
         log_ratio = seq.expand_as(logp)
+    if log_ratio_clamp > 0:                                               # TRACER's guard: |log ratio| <= c before exp
+        log_ratio = log_ratio.clamp(-log_ratio_clamp, log_ratio_clamp)
     ratio = torch.exp(log_ratio)
     unclipped = ratio * a
     clipped = torch.clamp(ratio, 1 - eps_low, 1 + eps_high) * a

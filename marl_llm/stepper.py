@@ -15,7 +15,33 @@ from .core import Episode
 from .options import make_game
 
 # %% auto #0
-__all__ = ['EpisodeStepper']
+__all__ = ['CHOSEN_STYLE', 'prob_bar', 'StepControls', 'EpisodeStepper']
+
+# %% ../nbs/07_stepper.ipynb #e0735b3c
+CHOSEN_STYLE = "font-weight:bold;background:#fff3c4"     # the chosen option's row, a spoken round
+
+def prob_bar(p: float) -> str:
+    "Two table cells: a bar 100·p px wide and p to two decimals."
+    return (f"<td style='width:110px'><div style='background:#4c78a8;height:10px;width:{100 * p:.0f}px'></div></td>"
+            f"<td style='text-align:right'>{p:.2f}</td>")
+
+class StepControls:
+    "⏮ ◀ slider ▶ ⏭ over positions 0..n-1; `on_show(k)` is called whenever the position changes."
+    def __init__(self, n: int, description: str, on_show):
+        self.n = n
+        self.slider = W.IntSlider(value=0, min=0, max=n - 1, description=description, continuous_update=False,
+                                  layout=W.Layout(width="420px"))
+        self.first, self.prev = W.Button(description="⏮", tooltip="first"), W.Button(description="◀", tooltip="back")
+        self.next, self.last = W.Button(description="▶", tooltip="forward"), W.Button(description="⏭", tooltip="last")
+        for b in (self.first, self.prev, self.next, self.last): b.layout = W.Layout(width="48px")
+        self.first.on_click(lambda _: self.go(0)); self.last.on_click(lambda _: self.go(n - 1))
+        self.prev.on_click(lambda _: self.go(self.slider.value - 1)); self.next.on_click(lambda _: self.go(self.slider.value + 1))
+        self.slider.observe(lambda ch: on_show(ch["new"]), names="value")
+        self.box = W.HBox([self.first, self.prev, self.slider, self.next, self.last])
+
+    def go(self, k: int) -> None:
+        "Move to position `k` (clipped to 0..n-1)."
+        self.slider.value = max(0, min(self.n - 1, int(k)))
 
 # %% ../nbs/07_stepper.ipynb #f57d8076
 class EpisodeStepper:
@@ -34,18 +60,12 @@ class EpisodeStepper:
         for e in ep.events:
             if e.get("kind") != "option_end": self._events.setdefault(int(e["t"]), []).append(e)
         n = len(self.frames)
-        self.slider = W.IntSlider(value=0, min=0, max=n - 1, description="frame", continuous_update=False,
-                                  layout=W.Layout(width="420px"))
-        self.first, self.prev = W.Button(description="⏮", tooltip="first"), W.Button(description="◀", tooltip="back")
-        self.next, self.last = W.Button(description="▶", tooltip="forward"), W.Button(description="⏭", tooltip="last")
-        for b in (self.first, self.prev, self.next, self.last): b.layout = W.Layout(width="48px")
-        self.first.on_click(lambda _: self.go(0)); self.last.on_click(lambda _: self.go(n - 1))
-        self.prev.on_click(lambda _: self.go(self.slider.value - 1)); self.next.on_click(lambda _: self.go(self.slider.value + 1))
+        self.controls = c = StepControls(n, "frame", self._show)
+        self.slider, self.first, self.prev, self.next, self.last = c.slider, c.first, c.prev, c.next, c.last
         self.header, self.agents_html = W.HTML(), W.HTML()
         self.text = W.HTML()
         self.fig = go.FigureWidget(self._figure(0))
-        self.slider.observe(lambda ch: self._show(ch["new"]), names="value")
-        self.widget = W.VBox([W.HBox([self.first, self.prev, self.slider, self.next, self.last]), self.header,
+        self.widget = W.VBox([c.box, self.header,
                               W.HBox([self.fig, self.agents_html]),
                               W.Accordion(children=[self.text], titles=("text view",))])
         self._show(0)
@@ -57,7 +77,7 @@ class EpisodeStepper:
 
     def go(self, k: int) -> None:
         "Show frame `k` (clipped to the episode)."
-        self.slider.value = max(0, min(len(self.frames) - 1, int(k)))
+        self.controls.go(k)
 
     def _figure(self, k: int):
         self.env.set_state(self.frames[k]["state"])
@@ -98,11 +118,8 @@ class EpisodeStepper:
         rows = []
         for k, label in enumerate(menu):
             chosen = turn is not None and turn.choice == k and label == cur
-            bar = ""
-            if p is not None and k < len(p):
-                bar = (f"<td style='width:110px'><div style='background:#4c78a8;height:10px;width:{100 * p[k]:.0f}px'></div></td>"
-                       f"<td style='text-align:right'>{p[k]:.2f}</td>")
-            style = "font-weight:bold;background:#fff3c4" if chosen else ""
+            bar = prob_bar(p[k]) if p is not None and k < len(p) else ""
+            style = CHOSEN_STYLE if chosen else ""
             rows.append(f"<tr style='{style}'><td>{'▶' if chosen else ''}</td><td>{html.escape(label)}</td>{bar}</tr>")
         table = f"<table style='font-size:12px'>{''.join(rows)}</table>" if rows else "<i>no menu</i>"
         return (f"<div style='margin:0 0 8px 12px'><b>{a}</b>: <code>{html.escape(cur or '—')}</code>"

@@ -6,7 +6,7 @@ Docs: https://marl-llm.github.io/marl_llm/teamtr.html.md"""
 
 # %% ../nbs/21_teamtr.ipynb #e4fb609d
 from __future__ import annotations
-import hashlib, json, math
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -17,11 +17,10 @@ from fastcore.basics import patch
 from .core import Episode
 from .config import ConfigError, arg
 from .backbone import Backbone, load_backbone, AgentAdapters
-from .tasks import Task, TextTaskConfig, make_tasks, task_pool
+from .tasks import Task, TextTaskConfig, make_tasks, warm_base
 from .teams import ROUTERS, Component, Team, team_rollout, sft_pairs
 from .trust_region import TrustRegionConfig, SCHEDULES, tr_update, certificate_proxy, stale_weights
 from .credit import magrpo_credit
-from .sft import sft_warm_start
 from .pipeline import Method, make_optimizers
 
 # %% auto #0
@@ -41,8 +40,6 @@ class TeamTRConfig(TrustRegionConfig, TextTaskConfig):
     tasks_per_batch: int = arg(8, "tasks per rollout (B = tasks_per_batch * group episodes)")
     stale_clip: float = arg(2.0, "stale schedule: earlier components' sequence ratios clipped to [1/c, c]")
     cert_C: float = arg(1.0, "constant C of the certificate proxy sum(L_i) - C n sqrt(max delta)")
-    sft_seed: int = arg(0, "seed of the warm start (arms of a comparison share it)")
-    sft_dir: str | None = arg(None, "cache folder of warm-started bases (None: inside the run directory)")
 
     def check(self):
         super().check()                                     # trust region, task and warm-start fields
@@ -61,18 +58,9 @@ def sft_base(cfg: TeamTRConfig,          # the run's config (backbone and sft_* 
              quiet: bool = True,         # no warm-start progress output
              create: bool = True,        # warm-start if not cached (False: only the path; another rank creates it)
             ) -> str:
-    "The base of `cfg`: its backbone, or the folder of its warm start (cached on disk under a key of its settings)."
-    if cfg.sft_steps <= 0: return cfg.backbone
-    keys = ("backbone", "sft_steps", "sft_lr", "sft_batch", "sft_seed", "task", "data", "max_digit", "template", "n_components")
-    blob = json.dumps({**{k: getattr(cfg, k) for k in keys}, "terms": cfg.n_terms, "format": 2}, sort_keys=True)
-    folder = Path(cache_dir) / f"sft-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
-    if create and not (folder / "sft_log.json").exists():
-        pool = (make_tasks(cfg, max(1024, cfg.sft_batch * 8), seed=2_000_000 + cfg.sft_seed) if cfg.task == "arithmetic"
-                else task_pool(cfg, "train"))
-        sft_warm_start(cfg.backbone, sft_pairs(pool, cfg.n_components), folder, device=cfg.device, seed=cfg.sft_seed,
-                       max_steps=cfg.sft_steps, lr=cfg.sft_lr, batch=cfg.sft_batch, scheduler="constant", warmup_steps=0,
-                       quiet=quiet)
-    return str(folder)
+    "The base of `cfg`: its backbone, or the folder of its warm start on the gold hand-offs (`tasks.warm_base`)."
+    return warm_base(cfg, lambda pool: sft_pairs(pool, cfg.n_components), cache_dir,
+                     {"n_components": cfg.n_components, "format": 2}, quiet=quiet, create=create)
 
 def sft_backbone(cfg: TeamTRConfig, cache_dir: str | Path, quiet: bool = True) -> Backbone:
     "The (warm-started) backbone of `cfg`, loaded (built-in backbones initialised with `sft_seed`)."

@@ -6,27 +6,30 @@ Docs: https://marl-llm.github.io/marl_llm/tracer.html.md"""
 
 # %% ../nbs/24_tracer.ipynb #7126fe42
 from __future__ import annotations
-import math, re
+import html, math, re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import torch
+import ipywidgets as W
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
-from .core import Episode, Turn
+from .core import Episode, Turn, write_figure_html
 from .config import ConfigError, arg
-from .tasks import Task, TextTaskConfig, make_tasks
+from .tasks import Task, TextTaskConfig, make_tasks, warm_base
 from .text_rl import sample_texts
 from .credit import group_normalise
 from .update import per_agent_update, text_logprob_fn
 from .regret_matching import RegretTable
 from .pipeline import Method
-from .sft import sft_warm_start
+from .stepper import CHOSEN_STYLE, StepControls, prob_bar
 
 # %% auto #0
 __all__ = ['CONTROLLERS', 'TRACERConfig', 'verdict', 'score_state', 'role_reward', 'prompt', 'warm_pairs', 'warm_start', 'play',
-           'TRACER']
+           'TRACER', 'controller_snapshot', 'controller_figure', 'rounds_html', 'write_rounds_html', 'RoundViewer']
 
 # %% ../nbs/24_tracer.ipynb #e2cf8cae
 CONTROLLERS = ("rm", "always", "never", "random")
@@ -36,13 +39,14 @@ class TRACERConfig(TextTaskConfig):
     "A TRACER run: proposer/reviewer rounds, regret-matching controllers, role-rewarded GSPO (task fields: `TextTaskConfig`)."
     defaults = {"method": "tracer", "group": 4, "temperature": 0.3, "clip_eps": 0.1, "max_grad_norm": 0.5,
                 "loss_level": "sequence", "epochs": 2, "eval_every": 5, "eval_seed": 10_000, "max_digit": 9,
-                "max_new_tokens": 12, "eval_tasks": 32}
+                "max_new_tokens": 12, "eval_tasks": 32, "log_ratio_clamp": 2.0}
     agents: int = arg(2, "agents in the team (>= 2)")
     rounds: int = arg(5, "rounds: odd rounds propose, even rounds review (>= 1)")
     tasks_per_update: int = arg(8, "problems per update (each played once, `group` candidates per turn)")
     vote_clip: int = arg(2, "the vote score is bucketed to -k..k")
     controllers: str = arg("rm", "speak/skip and keep/refresh: rm (regret matching), always, never or random")
     min_group_std: float = arg(0.05, "a turn's candidates whose reward std is below this are skipped")
+    gspo: bool = arg(True, "train the utterances with GSPO (False: adapters frozen, only the controllers learn)")
 
     def check(self):
         super().check()                                         # task and warm-start fields
@@ -77,24 +81,36 @@ def prompt(task: Task, lines: Sequence[str], agent: int, role: str, pending: str
     return "\n".join([task.prompt, *lines, cue])
 
 # %% ../nbs/24_tracer.ipynb #55e5e2c6
-def warm_pairs(tasks: Sequence[Task], agents: int = 2, seed: int = 0) -> list[tuple[str, str]]:
-    "(prompt, completion) pairs: agent 0's right first proposal, and agent 1's verdicts on right and wrong answers."
+def _near_miss(task: Task, rng) -> str | None:
+    "A plausible wrong answer: the number off by 1 or 2, another choice letter; None for other graders."
+    if task.grader == "number": return str(int(float(task.answer)) + int(rng.choice([-2, -1, 1, 2])))
+    if task.grader == "choice": return str(rng.choice([c for c in "ABCD" if c != task.answer]))
+    return None
+
+def warm_pairs(tasks: Sequence[Task], agents: int = 2, rounds: int = 5, seed: int = 0) -> list[tuple[str, str]]:
+    "(prompt, completion) pairs along gold transcripts: every proposal the right answer, every review the true verdict."
     rng, out = np.random.default_rng(seed), []
     for t in tasks:
-        out.append((prompt(t, [], 0, "propose", None), f" {t.answer}"))
-        wrong = str(int(float(t.answer)) + int(rng.choice([-2, -1, 1, 2]))) if t.grader == "number" else None
-        for ans, v in ((t.answer, "right"), (wrong, "wrong")):
-            if ans is None: continue
-            out.append((prompt(t, [f"agent 0 proposes: {ans}"], 1 % agents, "review", ans), f" {v}"))
+        lines, pending = [], None
+        for r in range(1, rounds + 1):
+            i = (r - 1) % agents
+            if r % 2 == 1:                                   # the proposer's target is the right answer; what the
+                out.append((prompt(t, lines, i, "propose", pending), f" {t.answer}"))   # transcript shows is right or
+                wrong = _near_miss(t, rng) if rng.random() < 0.5 else None              # (half the time) a near miss
+                pending = wrong or t.answer
+                lines.append(f"agent {i} proposes: {pending}")
+            elif rng.random() < 0.25: lines.append(f"agent {i} skips")                  # the transcript also shows skips
+            else:
+                v = "right" if t.verify(pending) > 0 else "wrong"
+                out.append((prompt(t, lines, i, "review", pending), f" {v}"))
+                lines.append(f"agent {i} reviews: {v}")
     return out
 
 
-def warm_start(cfg: TRACERConfig, out, quiet: bool = True):
-    "The shared warm start (`12d_sft`) of `cfg`'s base on `warm_pairs` of 512 training problems, in `out/sft`."
-    pool = make_tasks(cfg, 512, seed=2_000_000 + cfg.seed)
-    return sft_warm_start(cfg.backbone, warm_pairs(pool, cfg.agents, cfg.seed), Path(out) / "sft", device=cfg.device,
-                          seed=cfg.seed, max_steps=cfg.sft_steps, lr=cfg.sft_lr, batch=cfg.sft_batch, scheduler="constant",
-                          warmup_steps=0, quiet=quiet)
+def warm_start(cfg: TRACERConfig, cache_dir, quiet: bool = True, create: bool = True) -> str:
+    "The base of `cfg`: the shared warm start (`tasks.warm_base`, `12d_sft`) on `warm_pairs`, cached in `cache_dir`."
+    return warm_base(cfg, lambda pool: warm_pairs(pool, cfg.agents, cfg.rounds, cfg.sft_seed), cache_dir,
+                     {"method": "tracer", "agents": cfg.agents, "rounds": cfg.rounds, "format": 1}, quiet=quiet, create=create)
 
 # %% ../nbs/24_tracer.ipynb #57b9a7a4
 def _choose(self, agent: str, kind: str, state, train: bool) -> str:
@@ -107,15 +123,23 @@ def _choose(self, agent: str, kind: str, state, train: bool) -> str:
     table = self.tables[agent][kind]
     return table.sample(state, self.rng) if train else table.greedy(state)
 
+def _action_prob(self, agent: str, kind: str, state, act: str, train: bool) -> float | None:
+    "The probability the controller gave `act` (current strategy in training, average in evaluation); None for baselines."
+    if self.cfg.controllers != "rm" or (kind == "propose" and state[0] == "none"): return None
+    t = self.tables[agent][kind]
+    return (t.strategy if train else t.average_strategy)(state)[act]
+
 def play(self, tasks: Sequence[Task], k: int, train: bool) -> list[Episode]:
     "One TRACER episode per task; `k` candidates per turn; controllers learn when `train`."
     cfg = self.cfg
     N = cfg.agents
     names = [f"agent_{i}" for i in range(N)]
-    eps = [Episode(names, meta={"group": j, "task": t.id, "answer": t.answer, "log": []}) for j, t in enumerate(tasks)]
+    eps = [Episode(names, meta={"group": j, "task": t.id, "problem": t.prompt, "answer": t.answer, "log": []})
+           for j, t in enumerate(tasks)]
     pending, score, lines = [None] * len(tasks), [0] * len(tasks), [[] for _ in tasks]
     last_prop = max(r for r in range(1, cfg.rounds + 1) if r % 2 == 1)
-    tokens, spoke, reviews, refreshed, props = 0, 0, 0, 0, 0
+    tokens, generations, spoke, reviews, refreshed, props = 0, 0, 0, 0, 0, 0
+    unparsed = {"propose": 0, "review": 0}
     for r in range(1, cfg.rounds + 1):
         i, role = (r - 1) % N, "propose" if r % 2 == 1 else "review"
         a = names[i]
@@ -123,17 +147,20 @@ def play(self, tasks: Sequence[Task], k: int, train: bool) -> list[Episode]:
         states = {j: score_state(pending[j], score[j], r == last_prop, cfg.vote_clip) for j in live}
         acts = {j: (_choose(self, a, role, states[j], train) if (role == "review" or pending[j] is not None) else "refresh")
                 for j in live}
+        probs = {j: _action_prob(self, a, role, states[j], acts[j], train) for j in live}
         gen = [j for j in live if train or acts[j] in ("refresh", "speak")]      # evaluation skips what is not spoken
         rows = [j for j in gen for _ in range(k)]
         ss = sample_texts(self.adapters, [a] * len(rows), [prompt(tasks[j], lines[j], i, role, pending[j]) for j in rows],
                           cfg.max_new_tokens, cfg.temperature, greedy=not train, generator=self.gen)
         tokens += sum(len(s.completion_ids) for s in ss)
+        generations += len(ss)
         for n, (j, s) in enumerate(zip(rows, ss)):
-            text = s.text.split("\n")[0]
+            text = s.text.split("\n")[0].strip()
             rew = role_reward(role, text, tasks[j], pending[j])
+            unparsed[role] += (tasks[j].extract(text) is None) if role == "propose" else (verdict(text) is None)
             eps[j].add(Turn(a, group=j, prompt_ids=s.prompt_ids, completion_ids=s.completion_ids, logprob=s.logprobs,
                             reward=rew, t=r, info={"role": role, "round": r, "text": text, "candidate": n % k}))
-        first = {j: ss[n * k].text.split("\n")[0] for n, j in enumerate(gen)}
+        first = {j: ss[n * k].text.split("\n")[0].strip() for n, j in enumerate(gen)}
         for j in live:
             task, act = tasks[j], acts[j]
             if role == "propose":
@@ -161,11 +188,13 @@ def play(self, tasks: Sequence[Task], k: int, train: bool) -> list[Episode]:
                     lines[j].append(f"agent {i} reviews: {first[j]}")
                 else: lines[j].append(f"agent {i} skips")
             eps[j].meta["log"].append({"round": r, "agent": a, "role": role, "action": act, "state": list(states[j]),
+                                       "p": probs[j], "text": first.get(j),
                                        "pending": pending[j], "score": score[j]})
     for j, ep in enumerate(eps):
         ok = pending[j] not in (None, "") and tasks[j].verify(pending[j]) > 0
         ep.meta.update(team_reward=float(ok), final=pending[j], transcript="\n".join([tasks[j].prompt, *lines[j]]))
-    stats = {"tokens": tokens, "speak_rate": spoke / max(reviews, 1), "refresh_rate": refreshed / max(props, 1)}
+    stats = {"tokens": tokens, "generations": generations, "speak_rate": spoke / max(reviews, 1), "refresh_rate": refreshed / max(props, 1),
+             "unparsed_proposals": unparsed["propose"], "unparsed_verdicts": unparsed["review"]}
     for ep in eps: ep.meta["stats"] = stats
     return eps
 
@@ -177,9 +206,11 @@ class TRACER(Method):
 
     def setup(self, ctx):
         cfg = self.cfg
-        if cfg.sft_steps > 0: ctx.on_main(warm_start, cfg, ctx.out, ctx.quiet)   # one rank warm-starts, the others wait
+        cache = cfg.sft_dir or ctx.out
+        ctx.on_main(warm_start, cfg, cache, ctx.quiet)                   # one rank warm-starts, the others wait
         names = [f"agent_{i}" for i in range(cfg.agents)]
-        self.build_adapters(ctx.out / "sft" if cfg.sft_steps > 0 else cfg.backbone, names)
+        self.build_adapters(warm_start(cfg, cache, create=False), names)
+        self.history = []                                                # controller snapshots at each evaluation
         self.tables = {a: {"propose": RegretTable(["refresh", "keep"]), "review": RegretTable(["speak", "skip"])} for a in names}
         self.gen = torch.Generator().manual_seed(cfg.seed + 7919 * ctx.rank)
         self.rng = np.random.default_rng([cfg.seed, ctx.rank])
@@ -197,6 +228,7 @@ class TRACER(Method):
         return [t for t in turns if math.isfinite(t.info["adv"])], st.as_dict()
 
     def update(self, turns, step):
+        if not self.cfg.gspo: return {}                                  # the GSPO-off arm: only controllers learn
         return per_agent_update(turns, text_logprob_fn(self.adapters, self.cfg.temperature), self.optimizers,
                                 self.adapters.parameters, self.cfg, step, all_reduce=self.ctx.reduce)
 
@@ -214,14 +246,105 @@ class TRACER(Method):
         self.gen.set_state(g)
         st, acc = eps[0].meta["stats"], float(np.mean([ep.meta["team_reward"] for ep in eps]))
         solved = sum(ep.meta["team_reward"] for ep in eps)
+        if self.cfg.controllers == "rm": self.history.append({"step": step, **controller_snapshot(self.tables)})
         return {"eval/accuracy": acc, "eval/speak_rate": st["speak_rate"], "eval/refresh_rate": st["refresh_rate"],
+                "eval/tokens": st["tokens"],
                 "eval/tokens_per_solved": st["tokens"] / solved if solved else None, "_episodes": eps[:record]}
 
     def generators(self): return {"sample": self.gen}
     def state_dict(self):
-        return {"rng": self.rng.bit_generator.state,
+        return {"rng": self.rng.bit_generator.state, "history": self.history,
                 "tables": {a: {k: t.state_dict() for k, t in d.items()} for a, d in self.tables.items()}}
     def load_state_dict(self, state):
         if "rng" in state: self.rng.bit_generator.state = state["rng"]
+        self.history = list(state.get("history", []))
         for a, d in state.get("tables", {}).items():
             for k, sd in d.items(): self.tables[a][k].load_state_dict(sd)
+
+    def finish(self, pipe):
+        "The run's reports: `controllers.html` (the controllers over training) and `rounds.html` (recorded episodes)."
+        if self.history: write_figure_html(pipe.out / "controllers.html", controller_figure(self.history))
+        eps = sorted((pipe.out / "episodes").glob("eval_step*_env*.json"))
+        if eps: write_rounds_html(pipe.out / "rounds.html", [Episode.load(e) for e in eps])
+
+# %% ../nbs/24_tracer.ipynb #561a5276
+def _state_label(state) -> str:
+    b, last = state
+    return (b if isinstance(b, str) else f"vote {b:+d}") + (" · last" if last else "")
+
+def _state_order(state) -> tuple:
+    b, last = state
+    return (0 if b == "none" else 1 if b == "invalid" else 2, 0 if isinstance(b, str) else b, last)
+
+def controller_snapshot(tables: dict) -> dict:
+    "Average strategies now: {'review': {agent: {state: P(speak)}}, 'propose': {agent: {state: P(refresh)}}}."
+    return {kind: {a: {_state_label(s): d[kind].average_strategy(s)[act] for s in sorted(d[kind].regret, key=_state_order)}
+                   for a, d in tables.items()}
+            for kind, act in (("review", "speak"), ("propose", "refresh"))}
+
+def controller_figure(history: Sequence[dict]) -> go.Figure:
+    "Heatmaps over training: P(speak) and P(refresh) per agent and state (rows) at each evaluation (columns)."
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("P(speak) at review time", "P(refresh) at proposal time"),
+                        horizontal_spacing=0.2)
+    steps, n = [str(h["step"]) for h in history], 1
+    for col, kind in enumerate(("review", "propose"), 1):
+        rows = [(a, lab) for a, d in history[-1][kind].items() for lab in d]     # tables only grow: the last has all
+        z = [[h[kind].get(a, {}).get(lab) for h in history] for a, lab in rows]
+        fig.add_trace(go.Heatmap(z=z, x=steps, y=[f"{a} · {lab}" for a, lab in rows], zmin=0, zmax=1, colorscale="Viridis",
+                                 showscale=col == 2, hovertemplate="update %{x}<br>%{y}<br>p = %{z:.2f}<extra></extra>"), 1, col)
+        n = max(n, len(rows))
+    fig.update_xaxes(title_text="update", type="category")
+    fig.update_layout(height=max(320, 140 + 24 * n), width=1000, margin=dict(l=140),
+                      title="TRACER controllers over training (average strategy: what evaluation plays; blank = state not seen yet)")
+    return fig
+
+# %% ../nbs/24_tracer.ipynb #8ea38d27
+def rounds_html(ep: Episode,                 # a TRACER episode (`play`)
+                upto: int | None = None,     # show rounds 1..upto (None: all)
+                current: int | None = None,  # highlight this round (None: highlight what entered the transcript)
+               ) -> str:
+    "An episode's rounds as an HTML table in the stepper's look: agent, controller action and probability, text, pending, vote."
+    m = ep.meta
+    mark = "✓ solved" if m.get("team_reward", 0) > 0 else "✗ not solved"
+    out = [f"<div style='margin:8px 0 4px'><b>{html.escape(m.get('problem', ''))}</b> &nbsp; gold <code>{html.escape(str(m.get('answer')))}</code>"
+           f" &nbsp; team's final <code>{html.escape(str(m.get('final') or '—'))}</code> &nbsp; {mark}</div>",
+           "<table style='font-size:12px;border-collapse:collapse'><tr style='color:#666'><th>round</th><th>agent</th>"
+           "<th>role</th><th>controller</th><th colspan=2>P(action)</th><th style='text-align:left'>said</th>"
+           "<th>pending</th><th>vote</th></tr>"]
+    for x in m["log"][:upto]:
+        spoken = x["action"] in ("refresh", "speak")
+        hot = x["round"] == current if current is not None else spoken
+        why = "no answer yet" if x["state"][0] == "none" else "fixed"            # a first proposal, or a baseline controller
+        bar = prob_bar(x["p"]) if x.get("p") is not None else f"<td></td><td style='color:#666'>{why}</td>"
+        said = html.escape(x.get("text") or "")
+        said = f"<code>{said}</code>" if spoken else (f"<span style='color:#999'>(not said) {said}</span>" if said else "")
+        out.append(f"<tr style='{CHOSEN_STYLE if hot else ''}'><td>{x['round']}</td><td><b>{x['agent']}</b></td><td>{x['role']}</td>"
+                   f"<td>{x['action']}</td>{bar}<td>{said}</td><td><code>{html.escape(str(x['pending'] or '—'))}</code></td>"
+                   f"<td>{x['score']:+d}</td></tr>")
+    return "".join(out) + "</table>"
+
+def write_rounds_html(path, episodes: Sequence[Episode]) -> Path:
+    "A self-contained page of `rounds_html` for each episode (no scripts: opens anywhere)."
+    body = "".join(rounds_html(ep) for ep in episodes)
+    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>TRACER rounds</title></head>"
+            f"<body style='font-family:sans-serif'><h3>TRACER rounds ({len(episodes)} episodes)</h3>{body}</body></html>")
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(page, encoding="utf-8")
+    return Path(path)
+
+class RoundViewer:
+    "Step through a TRACER episode's rounds (an `Episode` or its JSON path) with the stepper's controls."
+    def __init__(self, episode: Episode | str | Path):
+        self.episode = episode if isinstance(episode, Episode) else Episode.load(episode)
+        n = len(self.episode.meta.get("log", []))
+        if n == 0: raise ValueError("the episode has no TRACER rounds (meta['log'] is empty); record one with `play`")
+        self.html = W.HTML()
+        self.controls = StepControls(n, "round", self._show)
+        self.widget = W.VBox([self.controls.box, self.html])
+        self._show(0)
+
+    def _show(self, k: int) -> None: self.html.value = rounds_html(self.episode, upto=k + 1, current=k + 1)
+    def _repr_html_(self) -> str: return rounds_html(self.episode)           # static pages: every round at once
+    def _ipython_display_(self):
+        from IPython.display import display
+        display(self.widget)

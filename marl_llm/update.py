@@ -127,7 +127,8 @@ def per_agent_update(turns: Sequence[Turn],   # turns with `info['adv']` (NaN / 
                 loss, st = policy_loss(lp[r], old_lp[r], adv[r], None if mask is None else mask[r],
                                        ref_logp=None if ref is None else ref[r], level=cfg.loss_level,
                                        eps_low=cfg.clip_eps, eps_high=cfg.clip_eps_high, kl_coef=cfg.kl_coef,
-                                       entropy=None if ent is None else ent[r], ent_coef=cfg.ent_coef)
+                                       entropy=None if ent is None else ent[r], ent_coef=cfg.ent_coef,
+                                       log_ratio_clamp=cfg.log_ratio_clamp)
                 check_finite(loss, f"loss of {a}", step)
                 total = total + (loss * (len(idx) / len(turns)) if accumulate else loss)
                 for n, v in st.items(): sums.setdefault(a, {}).setdefault(n, []).append(v)

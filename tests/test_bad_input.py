@@ -65,6 +65,8 @@ CASES = [
     (["train", "--method", "teamtr", "--task", "gsm8k"], ["gsm8k", "data"]),
     (["train", "--method", "tracer", "--agents", "1"], ["agents", "1"]),
     (["train", "--method", "tracer", "--rounds", "0"], ["rounds", "0"]),
+    (["train", "--method", "tracer", "--controllers", "smart"], ["smart", "rm", "never"]),
+    (["train", "--method", "tracer", "--log-ratio-clamp", "-1"], ["log_ratio_clamp", "-1"]),
     (["train", "--out", "{d}/a_file/run"], ["a_file"]),
     (["demo", "--game", "chess"], ["chess", "valid"]),
     (["demo", "--layout", "nowhere"], ["nowhere", "cramped_room"]),
