@@ -8,18 +8,18 @@ Docs: https://marl-llm.github.io/marl_llm/team_protocol.html.md"""
 from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
 
 from .core import Episode, Turn
-from .backbone import AgentAdapters
+from .backbone import AgentAdapters, BASE
 from .tasks import Task
 from .text_rl import sample_texts
 
 # %% auto #0
-__all__ = ['ROUTERS', 'route', 'transcript', 'handoff_prompt', 'Component', 'Team', 'team_rollout', 'sft_pairs']
+__all__ = ['ROUTERS', 'route', 'transcript', 'handoff_prompt', 'Component', 'Scripted', 'Team', 'team_rollout', 'sft_pairs']
 
 # %% ../nbs/20a_team_protocol.ipynb #d57df63d
 ROUTERS = ("fixed", "round_robin", "random")
@@ -53,8 +53,15 @@ class Component:
     name: str
 
     def __post_init__(self):
-        if self.name not in self.adapters.names:
-            raise ValueError(f"component {self.name!r} has no adapter; adapters: {self.adapters.names}")
+        if self.name != BASE and self.name not in self.adapters.names:
+            raise ValueError(f"component {self.name!r} has no adapter; adapters: {self.adapters.names} (or {BASE!r}: the base)")
+
+@dataclass(eq=False)
+class Scripted:
+    "A member that is a function, not a model: `fn(task, outputs so far, rng) -> its line` (stand-ins, planted agents)."
+    name: str
+    fn: Callable[[Task, list, np.random.Generator], str]
+    adapters = None
 
 @dataclass
 class Team:
@@ -69,7 +76,7 @@ class Team:
         if self.router not in ROUTERS: raise ValueError(f"unknown router {self.router!r}; valid: {list(ROUTERS)}")
         owner: dict = {}
         for c in self.components:                       # a name may repeat only as the very same adapter
-            if owner.setdefault(c.name, c.adapters) is not c.adapters:
+            if owner.setdefault(c.name, c.adapters or c) is not (c.adapters or c):
                 raise ValueError(f"two components are named {c.name!r} on different backbones; names must be unique")
 
     @property
@@ -111,6 +118,12 @@ def team_rollout(team: Team, tasks: Sequence[Task], group: int = 4, temperature:
             by_backbone.setdefault(id(team.components[orders[e][k]].adapters), []).append(e)
         for rows in by_backbone.values():
             comps = [team.components[orders[e][k]] for e in rows]
+            if comps[0].adapters is None:                               # scripted members: no model, no tokens
+                for e, c in zip(rows, comps):
+                    text = str(c.fn(tasks[task_of[e]], list(outs[e]), rng)).split("\n")[0]
+                    outs[e].append(text)
+                    eps[e].add(Turn(c.name, group=task_of[e], t=k, info={"component": orders[e][k], "text": text, "scripted": True}))
+                continue
             prompts = [handoff_prompt(tasks[task_of[e]].prompt, outs[e], team.label) for e in rows]
             samples = sample_texts(comps[0].adapters, [c.name for c in comps], prompts, max_new_tokens=max_new_tokens,
                                    temperature=temperature, greedy=greedy, generator=gen)

@@ -21,13 +21,15 @@ from .tasks import Task, TextTaskConfig, make_tasks, warm_base
 from .teams import ROUTERS, Component, Team, team_rollout, sft_pairs
 from .trust_region import TrustRegionConfig, SCHEDULES, tr_update, certificate_proxy, stale_weights
 from .credit import magrpo_credit
+from .shapley import EXACT_MAX, STAND_INS, team_game, shapley, batch_signals, rule_prm
 from .pipeline import Method, make_optimizers
 
 # %% auto #0
-__all__ = ['BUDGETS', 'TeamTRConfig', 'sft_base', 'sft_backbone', 'TeamTR']
+__all__ = ['BUDGETS', 'CREDITS', 'TeamTRConfig', 'sft_base', 'sft_backbone', 'TeamTR']
 
 # %% ../nbs/21_teamtr.ipynb #0bf4adef
 BUDGETS = ("samples", "batch")
+CREDITS = ("team", "shapley")
 
 @dataclass
 class TeamTRConfig(TrustRegionConfig, TextTaskConfig):
@@ -40,6 +42,10 @@ class TeamTRConfig(TrustRegionConfig, TextTaskConfig):
     tasks_per_batch: int = arg(8, "tasks per rollout (B = tasks_per_batch * group episodes)")
     stale_clip: float = arg(2.0, "stale schedule: earlier components' sequence ratios clipped to [1/c, c]")
     cert_C: float = arg(1.0, "constant C of the certificate proxy sum(L_i) - C n sqrt(max delta)")
+    credit: str = arg("team", "team (group-normalised team reward on every turn) or shapley (per-component Shapley "
+                              "credit spread over its messages by the rule PRM; 2^n coalition rollouts per batch)")
+    shapley_stand_in: str = arg("null", "shapley credit: who replaces members outside a coalition: null, base or random")
+    shapley_samples: int | None = arg(None, "shapley credit: permutations per estimate (None: exact, n <= 8)")
 
     def check(self):
         super().check()                                     # trust region, task and warm-start fields
@@ -48,6 +54,15 @@ class TeamTRConfig(TrustRegionConfig, TextTaskConfig):
         if self.router not in ROUTERS: raise ConfigError(f"unknown router {self.router!r}; valid: {list(ROUTERS)}")
         for k in ("n_components", "tasks_per_batch"):
             if getattr(self, k) < 1: raise ConfigError(f"{k} must be >= 1, got {getattr(self, k)}")
+        if self.credit not in CREDITS: raise ConfigError(f"unknown credit {self.credit!r}; valid: {list(CREDITS)}")
+        if self.shapley_stand_in not in STAND_INS:
+            raise ConfigError(f"unknown shapley_stand_in {self.shapley_stand_in!r}; valid: {list(STAND_INS)}")
+        if self.shapley_samples is not None and self.shapley_samples < 1:
+            raise ConfigError(f"shapley_samples must be >= 1 or None (exact), got {self.shapley_samples}")
+        if self.credit == "shapley" and self.schedule == "single":
+            raise ConfigError("credit 'shapley' needs distinct members; schedule 'single' has one policy in every role")
+        if self.credit == "shapley" and self.shapley_samples is None and self.n_components > EXACT_MAX:
+            raise ConfigError(f"exact Shapley credit needs n_components <= {EXACT_MAX}; set shapley_samples")
 
     @property
     def n_terms(self) -> int: return self.terms or self.n_components + 1
@@ -90,13 +105,31 @@ class TeamTR(Method):
     def rollout(self, step: int, k: int = 0, n_tasks: int | None = None, team: Team | None = None) -> list[Episode]:
         "Rollout `k` of stage `step`: `n_tasks` fresh tasks x `group` episodes of the current team."
         c, s = self.cfg, step - 1
-        return team_rollout(team or self.team, self.tasks(s, k, n_tasks or c.tasks_per_batch), group=c.group,
-                            temperature=c.temperature, max_new_tokens=c.max_new_tokens,
-                            seed=c.seed * 1_000_003 + s * 31 + k + 7919 * self.ctx.rank)
+        tasks, seed = self.tasks(s, k, n_tasks or c.tasks_per_batch), c.seed * 1_000_003 + s * 31 + k + 7919 * self.ctx.rank
+        self.last_batch = (tasks, seed)                                # what Shapley credit re-runs coalitions on
+        return team_rollout(team or self.team, tasks, group=c.group, temperature=c.temperature,
+                            max_new_tokens=c.max_new_tokens, seed=seed)
 
     def credit(self, episodes):
+        if self.cfg.credit == "shapley": return self.shapley_credit(episodes)
         st = magrpo_credit(episodes, clip=self.cfg.adv_clip)
         return [t for ep in episodes for t in ep.all_turns() if math.isfinite(t.info["adv"])], st.as_dict()
+
+    def shapley_credit(self, episodes):
+        "Shapley credit per component (coalitions re-run with stand-ins on the batch's tasks and seed), spread by the rule PRM."
+        c, (tasks, seed) = self.cfg, self.last_batch
+        game = team_game(self.team, tasks, c.shapley_stand_in, group=c.group, seed=seed, temperature=c.temperature,
+                         max_new_tokens=c.max_new_tokens)
+        game.cache[frozenset(range(self.team.n))] = float(np.mean([ep.meta["team_reward"] for ep in episodes]))  # v(N): this batch
+        res = shapley(game, c.shapley_samples, seed=seed)
+        credit = {comp.name: float(phi) for comp, phi in zip(self.team.components, res.phi)}
+        sig = np.concatenate(batch_signals(episodes, [tasks[ep.meta["group"]] for ep in episodes], credit, rule_prm))
+        scale = float(sig.std()) or 1.0                                # one global scale: unit-size advantages
+        for ep in episodes:
+            for t in ep.all_turns(): t.info["adv"] = float(np.clip(t.info["signal"] / scale, -c.adv_clip, c.adv_clip))
+        st = {f"credit/{a}": v for a, v in credit.items()}
+        st.update({"credit/coalitions": res.evaluations, "credit/v_empty": game(()), "credit/v_full": game(range(self.team.n))})
+        return [t for ep in episodes for t in ep.all_turns()], st
 
     def update(self, turns, step, comp: Component | None = None, weights=None) -> dict:
         "The trust-region update of `comp` (default: every component in turn) on `turns`."
@@ -127,13 +160,13 @@ def train_step(self: TeamTR, step: int) -> dict:
     if cfg.schedule == "teamtr" or only is not None:
         for k, i in enumerate(range(n) if only is None else only):
             eps = self.rollout(step, k, B)                          # intermediate occupancy: resample first
-            turns, _ = self.credit(eps)
+            turns, cst = self.credit(eps)
             rewards.append(np.mean([ep.meta["team_reward"] for ep in eps]))
             comp = team.components[i]
             stats[i] = self.update(turns, step, comp)[comp.name]
     else:
         eps = self.rollout(step, 0, B * n if cfg.budget == "samples" else B)   # one batch: TeamTR's total, or its batch
-        turns, _ = self.credit(eps)
+        turns, cst = self.credit(eps)
         rewards.append(np.mean([ep.meta["team_reward"] for ep in eps]))
         comps = team.components[:1] if cfg.schedule == "single" else team.components
         for i, comp in enumerate(comps):
@@ -143,9 +176,10 @@ def train_step(self: TeamTR, step: int) -> dict:
                 w = [ws[id(ep)] for ep in eps for t in ep.all_turns() if math.isfinite(t.info["adv"])]
             stats[i] = self.update(turns, step, comp, w)[comp.name]
     gains = [v["gain"] for v in stats.values()]; kls = [v["kl"] for v in stats.values()]
+    stats_credit = {k: v for k, v in cst.items() if k.startswith("credit/")}      # Shapley credit of the last batch
     row = {"reward": float(np.mean(rewards)), "reward_first": float(rewards[0]),
            "cert_proxy": certificate_proxy(gains, [cfg.delta] * len(gains), cfg.cert_C),
-           "cert_measured": certificate_proxy(gains, kls, cfg.cert_C), "gain": float(sum(gains))}
+           "cert_measured": certificate_proxy(gains, kls, cfg.cert_C), "gain": float(sum(gains)), **stats_credit}
     for i, v in stats.items():
         for k in ("kl", "gain", "steps", "backtracks", "n", "grad_norm", "clip_frac"):
             if k in v: row[f"c{i}/{k}"] = float(v[k])

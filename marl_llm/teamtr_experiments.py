@@ -20,8 +20,9 @@ from .teamtr import TeamTRConfig, TeamTR, sft_backbone
 from .pipeline import Pipeline
 
 # %% auto #0
-__all__ = ['SIM_REWARDS', 'run_comparison', 'round_floats', 'summarise_comparison', 'chain_occupancy', 'chain_values',
-           'chain_reward', 'chain_instance', 'growth_fit', 'scaling_experiment', 'scaling_figure']
+__all__ = ['SIM_REWARDS', 'run_comparison', 'curve_record', 'final_stats', 'round_floats', 'summarise_comparison',
+           'chain_occupancy', 'chain_values', 'chain_reward', 'chain_instance', 'growth_fit', 'scaling_experiment',
+           'scaling_figure']
 
 # %% ../nbs/22_teamtr_experiment.ipynb #601bf14f
 def run_comparison(out: str | Path,                          # folder for every run (and the shared warm start)
@@ -46,9 +47,8 @@ def run_comparison(out: str | Path,                          # folder for every 
             t0 = time.time()
             pipe = Pipeline(TeamTR(cfg), out / f"{sch}-seed{sd}", quiet=quiet)
             rows = pipe.fit()
-            tr, ev, train = pipe.method, [r for r in rows if "eval/accuracy" in r], rows[1:]
-            run = dict(schedule=sch, seed=sd, acc_start=ev[0]["eval/accuracy"], acc_final=ev[-1]["eval/accuracy"],
-                       seconds=round(time.time() - t0, 1), curve=[[r["step"], r["eval/accuracy"]] for r in ev])
+            tr, train = pipe.method, rows[1:]
+            run = dict(schedule=sch, seed=sd, **curve_record(rows), seconds=round(time.time() - t0, 1))
             run["acc_last3"] = float(np.mean([c[1] for c in run["curve"][-3:]]))     # steadier than the last point
             for k in ("reward", "gain", "cert_proxy", "cert_measured"): run[k] = [r[k] for r in train]
             run["kl"] = [[r.get(f"c{i}/kl", 0.0) for i in range(tr.team.n)] for r in train]
@@ -70,6 +70,17 @@ def run_comparison(out: str | Path,                          # folder for every 
     if json_path: write_json(json_path, round_floats(res), indent=1)
     return res
 
+def curve_record(rows: Sequence[dict], metric: str = "eval/accuracy") -> dict:
+    "A run's held-out curve from its metrics rows: `acc_start`, `acc_final` and `curve` ([[step, value], ...])."
+    ev = [r for r in rows if metric in r]
+    return dict(acc_start=ev[0][metric], acc_final=ev[-1][metric], curve=[[r["step"], r[metric]] for r in ev])
+
+def final_stats(runs: Sequence[dict]) -> dict:
+    "An arm's runs: final accuracy (mean, std, per seed), its seeds, the mean start and the mean gain."
+    fin, st = [r["acc_final"] for r in runs], [r["acc_start"] for r in runs]
+    return dict(mean=float(np.mean(fin)), std=float(np.std(fin)), final=fin, seeds=[r["seed"] for r in runs],
+                start_mean=float(np.mean(st)), gain_mean=float(np.mean(np.subtract(fin, st))))
+
 def round_floats(o, nd: int = 5):
     "A copy of a JSON-like object with floats rounded to `nd` significant digits (small committed result files)."
     if isinstance(o, float): return float(f"{o:.{nd}g}")
@@ -83,10 +94,8 @@ def summarise_comparison(res: dict) -> dict:
     for sch in res["schedules"]:
         runs = [r for r in res["runs"] if r["schedule"] == sch]
         if not runs: continue
-        fin, st, l3 = [r["acc_final"] for r in runs], [r["acc_start"] for r in runs], [r["acc_last3"] for r in runs]
-        out[sch] = dict(mean=float(np.mean(fin)), std=float(np.std(fin)), seeds=[r["seed"] for r in runs], final=fin,
-                        last3_mean=float(np.mean(l3)), last3_std=float(np.std(l3)), last3=l3,
-                        start_mean=float(np.mean(st)), gain_mean=float(np.mean(np.subtract(fin, st))))
+        l3 = [r["acc_last3"] for r in runs]
+        out[sch] = dict(**final_stats(runs), last3_mean=float(np.mean(l3)), last3_std=float(np.std(l3)), last3=l3)
     if res.get("replacement"):
         out["replacement"] = {k: float(np.mean([r[k] for r in res["replacement"]])) for k in ("before", "swapped", "aligned")}
     return out

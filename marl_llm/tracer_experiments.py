@@ -18,7 +18,7 @@ from plotly.subplots import make_subplots
 from .core import write_json
 from .pipeline import fit
 from .tracer import TRACERConfig, TRACER
-from .teamtr_experiments import round_floats
+from .teamtr_experiments import round_floats, curve_record, final_stats
 
 # %% auto #0
 __all__ = ['ARMS', 'ABLATION_SETTINGS', 'run_ablation', 'summarise_ablation', 'ablation_figure']
@@ -48,10 +48,8 @@ def run_ablation(out: str | Path,                  # folder for every run (and t
         for arm, kw in arms.items():
             t0 = time.time()
             rows = fit(TRACER(dataclasses.replace(base, seed=sd, **kw)), out / f"{arm}-seed{sd}", quiet=quiet)
-            ev, train = [r for r in rows if "eval/accuracy" in r], rows[1:]
-            last = ev[-1]
-            res["runs"].append(dict(arm=arm, seed=sd, acc_start=ev[0]["eval/accuracy"], acc_final=last["eval/accuracy"],
-                                    curve=[[r["step"], r["eval/accuracy"]] for r in ev], eval_tokens=last["eval/tokens"],
+            last, train = [r for r in rows if "eval/accuracy" in r][-1], rows[1:]
+            res["runs"].append(dict(arm=arm, seed=sd, **curve_record(rows), eval_tokens=last["eval/tokens"],
                                     tokens_per_solved=last["eval/tokens_per_solved"], speak_rate=last["eval/speak_rate"],
                                     refresh_rate=last["eval/refresh_rate"], train_tokens=int(sum(r["tokens"] for r in train)),
                                     train_generations=int(sum(r["generations"] for r in train)),
@@ -70,11 +68,8 @@ def summarise_ablation(res: dict) -> dict:
     for arm in res["arms"]:
         runs = [r for r in res["runs"] if r["arm"] == arm]
         if not runs: continue
-        fin, st = [r["acc_final"] for r in runs], [r["acc_start"] for r in runs]
         solved = [r["eval_tokens"] / r["tokens_per_solved"] for r in runs if r["tokens_per_solved"]]   # problems solved
-        out[arm] = dict(mean=float(np.mean(fin)), std=float(np.std(fin)), final=fin, seeds=[r["seed"] for r in runs],
-                        start_mean=float(np.mean(st)), gain_mean=float(np.mean(np.subtract(fin, st))),
-                        tokens_per_solved=(float(sum(r["eval_tokens"] for r in runs if r["tokens_per_solved"]) / sum(solved))
+        out[arm] = dict(**final_stats(runs), tokens_per_solved=(float(sum(r["eval_tokens"] for r in runs if r["tokens_per_solved"]) / sum(solved))
                                            if solved else None),             # pooled over seeds: all tokens / all solved
                         eval_tokens=float(np.mean([r["eval_tokens"] for r in runs])),
                         train_tokens=float(np.mean([r["train_tokens"] for r in runs])),
