@@ -169,7 +169,8 @@ def train(argv: list[str] | None = None) -> int:
     if ev:
         print(f"done: {cfg.method}, {rows[-1]['step']} updates; held-out {method.eval_metric} {ev[0][method.eval_metric]:.3f} "
               f"(step {ev[0]['step']}) -> {ev[-1][method.eval_metric]:.3f} (step {ev[-1]['step']}); run in {a.out}: "
-              f"config.json, metrics.jsonl, learning_curve.html, adapters/, checkpoints/")
+              f"config.json, metrics.jsonl, adapters/, checkpoints/, reports: "
+              + ", ".join(sorted(p.name for p in Path(a.out).glob("*.html"))))
     elif rows: print(f"done: {cfg.method}, {rows[-1]['step']} updates; run in {a.out}")
     return 0
 
