@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 
 # %% auto #0
-__all__ = ['masked_mean', 'k3_kl', 'entropy_from_logits', 'policy_loss']
+__all__ = ['masked_mean', 'k3_kl', 'entropy_from_logits', 'policy_loss', 'dpo_loss']
 
 # %% ../nbs/11_losses.ipynb #ea35e78c
 def masked_mean(x: torch.Tensor, mask: torch.Tensor | None = None, dim=None) -> torch.Tensor:
@@ -73,4 +73,15 @@ def policy_loss(logp: torch.Tensor, old_logp: torch.Tensor, adv: torch.Tensor, m
         loss = loss - ent_coef * ent
         stats["entropy"] = float(ent.detach())
     stats["loss"] = float(loss.detach())
+    return loss, stats
+
+# %% ../nbs/11_losses.ipynb #f7eb283b
+def dpo_loss(chosen: torch.Tensor, rejected: torch.Tensor,          # [B] sequence log-probs under the policy
+             ref_chosen: torch.Tensor, ref_rejected: torch.Tensor,  # [B] the same under the reference (no grad)
+             beta: float = 0.1) -> tuple[torch.Tensor, dict]:
+    "DPO: -log sigmoid(beta * ((pi_c - ref_c) - (pi_r - ref_r))), averaged; stats: loss, margin, accuracy."
+    margin = (chosen - ref_chosen.detach()) - (rejected - ref_rejected.detach())   # implicit reward margin / beta
+    loss = -torch.nn.functional.logsigmoid(beta * margin).mean()
+    with torch.no_grad():
+        stats = {"loss": float(loss), "margin": float(margin.mean()), "accuracy": float((margin > 0).float().mean())}
     return loss, stats

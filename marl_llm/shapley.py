@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 __all__ = ['EXACT_MAX', 'STAND_INS', 'JUDGE_TEMPLATE', 'CoalitionGame', 'glove_game', 'majority_game', 'additive_game',
            'shapley_exact', 'ShapleyResult', 'shapley_mc', 'shapley', 'pass_on', 'stand_in', 'team_game',
            'shapley_figure', 'rule_prm', 'check_scores', 'message_signals', 'JudgePRM', 'batch_signals', 'signals_html',
-           'first_error', 'repair_pairs']
+           'first_error', 'repair_pairs', 'dpo_update', 'outcome_pairs']
 
 # %% ../nbs/26_shapley_credit.ipynb #2c49fcef
 class CoalitionGame:
@@ -319,3 +319,54 @@ def repair_pairs(team: Team, episodes, tasks,
                 break
         else: st["candidates"] += budget
     return pairs, st
+
+# %% ../nbs/26_shapley_credit.ipynb #dbf9f0f1
+from .losses import dpo_loss
+from .text_rl import completion_logprobs
+
+def _ids(tok, text: str, eos: int) -> list[int]:
+    return tok(text, add_special_tokens=False)["input_ids"] + [eos]
+
+def dpo_update(adapters, optimizers: dict,     # `AgentAdapters` and one optimiser per agent
+               pairs: list[dict],              # {"prompt", "chosen", "rejected", "agent"} (e.g. `repair_pairs`)
+               beta: float = 0.1, epochs: int = 2, batch: int = 16, max_grad_norm: float = 1.0, seed: int = 0) -> dict:
+    "DPO on each agent's pairs against the base (adapters off) as reference; returns per-agent mean loss, margin, accuracy."
+    if not pairs: return {}
+    bb = adapters.backbone
+    tok, eos, rng = bb.tokenizer, bb.tokenizer.eos_token_id, np.random.default_rng(seed)
+    out = {}
+    for a in dict.fromkeys(p["agent"] for p in pairs):
+        mine = [p for p in pairs if p["agent"] == a]
+        prompts = [tok(p["prompt"])["input_ids"] for p in mine]
+        ch, rj = [_ids(tok, p["chosen"], eos) for p in mine], [_ids(tok, p["rejected"], eos) for p in mine]
+        def seq_lp(agent, idx, comps, grad):
+            with torch.set_grad_enabled(grad):
+                lp, mask = completion_logprobs(adapters, [agent] * len(idx), [prompts[i] for i in idx], [comps[i] for i in idx])
+                return (lp * mask).sum(1)
+        ref = (seq_lp(BASE, range(len(mine)), ch, False), seq_lp(BASE, range(len(mine)), rj, False))   # the base: reference
+        stats = []
+        for _ in range(epochs):
+            for b in np.array_split(rng.permutation(len(mine)), max(1, math.ceil(len(mine) / batch))):
+                b = b.tolist()
+                loss, st = dpo_loss(seq_lp(a, b, ch, True), seq_lp(a, b, rj, True), ref[0][b], ref[1][b], beta)
+                optimizers[a].zero_grad(); loss.backward()
+                torch.nn.utils.clip_grad_norm_(adapters.parameters(a), max_grad_norm)
+                optimizers[a].step(); stats.append(st)
+        out[a] = {k: float(np.mean([s[k] for s in stats])) for k in stats[0]}
+    return out
+
+def outcome_pairs(team: Team, episodes, tasks) -> list[dict]:
+    "Outcome-only DPO pairs: per task, a success vs a failure at their first differing message (same prompt)."
+    by_task: dict = {}
+    for ep in episodes: by_task.setdefault(ep.meta["group"], []).append(ep)
+    pairs = []
+    for j, eps in by_task.items():
+        wins, losses = [e for e in eps if e.meta["team_reward"] > 0], [e for e in eps if e.meta["team_reward"] <= 0]
+        for w, l in zip(wins, losses):
+            ow, ol = w.meta["outputs"], l.meta["outputs"]
+            k = next((i for i, (x, y) in enumerate(zip(ow, ol)) if x != y), None)
+            if k is None: continue
+            comp = team.components[sorted(l.all_turns(), key=lambda t: t.t)[k].info["component"]]
+            pairs.append({"prompt": handoff_prompt(tasks[j].prompt, ol[:k], team.label), "chosen": ow[k], "rejected": ol[k],
+                          "agent": comp.name, "step": k})
+    return pairs

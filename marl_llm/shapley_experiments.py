@@ -24,7 +24,8 @@ from .pipeline import Pipeline
 from .shapley import team_game, shapley
 
 # %% auto #0
-__all__ = ['PLANTED_SETTINGS', 'planted_pairs', 'planted_base', 'run_planted', 'summarise_planted', 'planted_figure']
+__all__ = ['PLANTED_SETTINGS', 'DPO_SETTINGS', 'planted_pairs', 'planted_base', 'run_planted', 'summarise_planted',
+           'planted_figure', 'run_dpo']
 
 # %% ../nbs/27_shapley_experiment.ipynb #4931549d
 def planted_pairs(tasks: Sequence[Task], p: float = 0.6, seed: int = 0, label: str = "step") -> list[tuple[str, str]]:
@@ -107,3 +108,49 @@ def planted_figure(res: dict) -> go.Figure:
     fig.update_xaxes(title_text="update", row=1, col=2)
     fig.update_layout(height=380, width=1000, title=f"Planted team (p = {res['p']}), {len(res['seeds'])} seeds")
     return fig
+
+# %% ../nbs/27_shapley_experiment.ipynb #f5115fa8
+DPO_SETTINGS = dict(n_components=2, max_digit=5, router="fixed", sft_steps=300, sft_seed=0, group=4, temperature=1.0,
+                    max_new_tokens=6, lr=2e-3, train_tasks=96, beta=0.1, epochs=3, batch=16, budget=8)
+"The settings of the committed DPO comparison (`data/shapley_dpo.json`); seeds 0, 1, 2."
+
+def run_dpo(out: str | Path, seeds: Sequence[int] = (0, 1, 2), json_path: str | Path | None = None, quiet: bool = True,
+            **overrides) -> dict:
+    "First-error vs outcome-only DPO pairs from the same rollouts, equal counts, the same fresh adapters; accuracy per seed."
+    from marl_llm.backbone import load_backbone, AgentAdapters
+    from marl_llm.teams import Component, Team, team_rollout
+    from marl_llm.tasks import make_tasks
+    from marl_llm.teamtr import sft_base
+    from marl_llm.pipeline import make_optimizers
+    from marl_llm.shapley import repair_pairs, outcome_pairs, dpo_update
+    st_ = {**DPO_SETTINGS, **overrides}
+    extra = {k: st_.pop(k) for k in ("train_tasks", "beta", "epochs", "batch", "budget")}
+    cfg = TeamTRConfig(**st_).validate()
+    base = sft_base(cfg, Path(out) / "sft", quiet)
+    names = [f"agent_{i}" for i in range(cfg.n_components)]
+    def team_of(sd):
+        ad = AgentAdapters(load_backbone(base, seed=cfg.sft_seed), names, r=cfg.lora_r, alpha=cfg.lora_alpha, seed=sd)
+        return ad, Team([Component(ad, a) for a in names], router=cfg.router)
+    eval_tasks = make_tasks(cfg, 10 ** 6, seed=cfg.eval_seed, split="test")
+    acc = lambda team: float(np.mean([e.meta["team_reward"] for e in team_rollout(team, eval_tasks, group=1, greedy=True,
+                                                                                  max_new_tokens=cfg.max_new_tokens)]))
+    res = {"config": {**asdict(cfg), **extra}, "seeds": list(seeds), "runs": []}
+    for sd in seeds:
+        ad, team = team_of(sd)
+        tasks = make_tasks(cfg, extra["train_tasks"], seed=1_000_000 + sd)
+        eps = team_rollout(team, tasks, group=cfg.group, temperature=cfg.temperature, max_new_tokens=cfg.max_new_tokens, seed=sd)
+        fe, fst = repair_pairs(team, eps, [tasks[e.meta["group"]] for e in eps], budget=extra["budget"], seed=sd,
+                               temperature=cfg.temperature, max_new_tokens=cfg.max_new_tokens)
+        oc = outcome_pairs(team, eps, tasks)
+        n, rng = min(len(fe), len(oc)), np.random.default_rng(sd)
+        arms = {"first-error": [fe[i] for i in sorted(rng.choice(len(fe), n, replace=False))],
+                "outcome-only": [oc[i] for i in sorted(rng.choice(len(oc), n, replace=False))]}
+        start = acc(team)
+        for arm, pairs in arms.items():
+            ad_a, team_a = team_of(sd)                                   # the same fresh adapters for both arms
+            stats = dpo_update(ad_a, make_optimizers(ad_a, cfg.lr), pairs, extra["beta"], extra["epochs"], extra["batch"], seed=sd)
+            res["runs"].append(dict(arm=arm, seed=sd, pairs=n, acc_start=start, acc_final=acc(team_a), curve=[],
+                                    train_success=float(np.mean([e.meta["team_reward"] for e in eps])), repair=fst,
+                                    agents={a: sum(p["agent"] == a for p in pairs) for a in names}, dpo=stats))
+        if json_path: write_json(json_path, round_floats(res), indent=1)
+    return res
