@@ -330,30 +330,35 @@ def _ids(tok, text: str, eos: int) -> list[int]:
 def dpo_update(adapters, optimizers: dict,     # `AgentAdapters` and one optimiser per agent
                pairs: list[dict],              # {"prompt", "chosen", "rejected", "agent"} (e.g. `repair_pairs`)
                beta: float = 0.1, epochs: int = 2, batch: int = 16, max_grad_norm: float = 1.0, seed: int = 0) -> dict:
-    "DPO on each agent's pairs against the base (adapters off) as reference; returns per-agent mean loss, margin, accuracy."
+    "DPO on every agent's pairs against the base (adapters off): one forward per minibatch for all agents; per-agent stats."
     if not pairs: return {}
-    bb = adapters.backbone
-    tok, eos, rng = bb.tokenizer, bb.tokenizer.eos_token_id, np.random.default_rng(seed)
-    out = {}
-    for a in dict.fromkeys(p["agent"] for p in pairs):
-        mine = [p for p in pairs if p["agent"] == a]
-        prompts = [tok(p["prompt"])["input_ids"] for p in mine]
-        ch, rj = [_ids(tok, p["chosen"], eos) for p in mine], [_ids(tok, p["rejected"], eos) for p in mine]
-        def seq_lp(agent, idx, comps, grad):
-            with torch.set_grad_enabled(grad):
-                lp, mask = completion_logprobs(adapters, [agent] * len(idx), [prompts[i] for i in idx], [comps[i] for i in idx])
-                return (lp * mask).sum(1)
-        ref = (seq_lp(BASE, range(len(mine)), ch, False), seq_lp(BASE, range(len(mine)), rj, False))   # the base: reference
-        stats = []
-        for _ in range(epochs):
-            for b in np.array_split(rng.permutation(len(mine)), max(1, math.ceil(len(mine) / batch))):
-                b = b.tolist()
-                loss, st = dpo_loss(seq_lp(a, b, ch, True), seq_lp(a, b, rj, True), ref[0][b], ref[1][b], beta)
-                optimizers[a].zero_grad(); loss.backward()
+    tok, eos, rng = adapters.backbone.tokenizer, adapters.backbone.tokenizer.eos_token_id, np.random.default_rng(seed)
+    agents, n = [p["agent"] for p in pairs], len(pairs)
+    prompts = [tok(p["prompt"])["input_ids"] for p in pairs]
+    chosen, rejected = [_ids(tok, p["chosen"], eos) for p in pairs], [_ids(tok, p["rejected"], eos) for p in pairs]
+    def seq_lp(idx, names):                                  # chosen and rejected of pairs `idx` in ONE forward
+        lp, mask = completion_logprobs(adapters, [names[i] for i in idx] * 2, [prompts[i] for i in idx] * 2,
+                                       [chosen[i] for i in idx] + [rejected[i] for i in idx])
+        s = (lp * mask).sum(1)
+        return s[:len(idx)], s[len(idx):]
+    with torch.no_grad(): ref_c, ref_r = seq_lp(range(n), [BASE] * n)                 # the reference: the base
+    stats: dict = {a: [] for a in dict.fromkeys(agents)}
+    for _ in range(epochs):
+        for b in np.array_split(rng.permutation(n), max(1, math.ceil(n / batch))):
+            b = b.tolist()
+            c, r = seq_lp(b, agents)
+            here = list(dict.fromkeys(agents[i] for i in b))
+            total = 0.0
+            for a in here:                                   # each agent's loss on its own rows; adapters are disjoint
+                m = torch.tensor([agents[i] == a for i in b])
+                loss, st = dpo_loss(c[m], r[m], ref_c[b][m], ref_r[b][m], beta)
+                total = total + loss; stats[a].append(st)
+            for a in here: optimizers[a].zero_grad()
+            total.backward()
+            for a in here:
                 torch.nn.utils.clip_grad_norm_(adapters.parameters(a), max_grad_norm)
-                optimizers[a].step(); stats.append(st)
-        out[a] = {k: float(np.mean([s[k] for s in stats])) for k in stats[0]}
-    return out
+                optimizers[a].step()
+    return {a: {k: float(np.mean([x[k] for x in st])) for k in st[0]} for a, st in stats.items() if st}
 
 def outcome_pairs(team: Team, episodes, tasks) -> list[dict]:
     "Outcome-only DPO pairs: per task, a success vs a failure at their first differing message (same prompt)."

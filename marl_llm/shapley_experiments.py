@@ -21,7 +21,12 @@ from .teams import handoff_prompt
 from .teamtr import TeamTRConfig, TeamTR
 from .teamtr_experiments import round_floats, curve_record, final_stats
 from .pipeline import Pipeline
-from .shapley import team_game, shapley
+from .shapley import team_game, shapley, repair_pairs, outcome_pairs, dpo_update
+from .backbone import load_backbone, AgentAdapters
+from .teams import Component, Team, team_rollout
+from .tasks import make_tasks
+from .teamtr import sft_base
+from .pipeline import make_optimizers
 
 # %% auto #0
 __all__ = ['PLANTED_SETTINGS', 'DPO_SETTINGS', 'planted_pairs', 'planted_base', 'run_planted', 'summarise_planted',
@@ -117,12 +122,6 @@ DPO_SETTINGS = dict(n_components=2, max_digit=5, router="fixed", sft_steps=300, 
 def run_dpo(out: str | Path, seeds: Sequence[int] = (0, 1, 2), json_path: str | Path | None = None, quiet: bool = True,
             **overrides) -> dict:
     "First-error vs outcome-only DPO pairs from the same rollouts, equal counts, the same fresh adapters; accuracy per seed."
-    from marl_llm.backbone import load_backbone, AgentAdapters
-    from marl_llm.teams import Component, Team, team_rollout
-    from marl_llm.tasks import make_tasks
-    from marl_llm.teamtr import sft_base
-    from marl_llm.pipeline import make_optimizers
-    from marl_llm.shapley import repair_pairs, outcome_pairs, dpo_update
     st_ = {**DPO_SETTINGS, **overrides}
     extra = {k: st_.pop(k) for k in ("train_tasks", "beta", "epochs", "batch", "budget")}
     cfg = TeamTRConfig(**st_).validate()
