@@ -17,8 +17,9 @@ import plotly.graph_objects as go
 # %% auto #0
 __all__ = ['EXACT_MAX', 'STAND_INS', 'JUDGE_TEMPLATE', 'CoalitionGame', 'glove_game', 'majority_game', 'additive_game',
            'shapley_exact', 'ShapleyResult', 'shapley_mc', 'shapley', 'pass_on', 'stand_in', 'team_game',
-           'shapley_figure', 'rule_prm', 'check_scores', 'message_signals', 'JudgePRM', 'batch_signals', 'signals_html',
-           'first_error', 'repair_pairs', 'dpo_update', 'outcome_pairs']
+           'ShapleyFields', 'shapley_figure', 'rule_prm', 'check_scores', 'message_signals', 'JudgePRM',
+           'batch_signals', 'spread_signals', 'signal_advantages', 'signals_html', 'first_error', 'repair_pairs',
+           'dpo_update', 'outcome_pairs']
 
 # %% ../nbs/26_shapley_credit.ipynb #2c49fcef
 class CoalitionGame:
@@ -167,6 +168,24 @@ def team_game(team: Team, tasks, stand: str = "null", group: int = 4, seed: int 
         return float(np.mean([ep.meta["team_reward"] for ep in team_rollout(t, tasks, group=group, seed=seed, **rollout_kw)]))
     return CoalitionGame(team.n, value, names=[c.name for c in team.components])
 
+# %% ../nbs/26_shapley_credit.ipynb #c0a62351
+from .config import ConfigError, arg
+
+@dataclass
+class ShapleyFields:
+    "Config fields of a method that can train with Shapley credit (mixed into its config)."
+    shapley_stand_in: str = arg("null", "shapley credit: who replaces members outside a coalition: null, base or random")
+    shapley_samples: int | None = arg(None, "shapley credit: permutations per estimate (None: exact, n <= 8)")
+
+    def check_shapley(self, n: int, used: bool = True):
+        "Validate the fields for a team of `n` members, `used` when the run's credit is Shapley (one line naming the bad value)."
+        if self.shapley_stand_in not in STAND_INS:
+            raise ConfigError(f"unknown shapley_stand_in {self.shapley_stand_in!r}; valid: {list(STAND_INS)}")
+        if self.shapley_samples is not None and self.shapley_samples < 1:
+            raise ConfigError(f"shapley_samples must be >= 1 or None (exact), got {self.shapley_samples}")
+        if used and self.shapley_samples is None and n > EXACT_MAX:
+            raise ConfigError(f"exact Shapley credit needs a team of at most {EXACT_MAX}, got {n}; set shapley_samples")
+
 # %% ../nbs/26_shapley_credit.ipynb #fc0c5326
 def shapley_figure(res: ShapleyResult, title: str = "Shapley credit per agent") -> go.Figure:
     "Per-agent Shapley values as bars (red when negative) with standard-error bars (Monte Carlo) ."
@@ -261,12 +280,21 @@ def batch_signals(episodes, tasks, credit: dict, prm=rule_prm) -> list[list[floa
         ts = sorted(ep.all_turns(), key=lambda t: t.t)
         for t, qk in zip(ts, q): t.info["prm"] = qk
         turns.append(ts); scores += q
-    flat = [t for ts in turns for t in ts]
-    for a in dict.fromkeys(t.agent for t in flat):
-        mine = [t for t in flat if t.agent == a]
-        for t, s in zip(mine, message_signals(float(credit.get(a, 0.0)) * len(episodes), [t.info["prm"] for t in mine])):
-            t.info["signal"] = s
+    spread_signals([t for ts in turns for t in ts], credit, len(episodes))
     return [[t.info["signal"] for t in ts] for ts in turns]
+
+def spread_signals(turns, credit: dict, episodes: int) -> None:
+    "Each agent's credit times `episodes` spread over its turns by their PRM scores (`info['prm']`) into `info['signal']`."
+    for a in dict.fromkeys(t.agent for t in turns):
+        mine = [t for t in turns if t.agent == a]
+        for t, s in zip(mine, message_signals(float(credit.get(a, 0.0)) * episodes, [t.info["prm"] for t in mine])):
+            t.info["signal"] = s
+
+def signal_advantages(turns, clip: float) -> float:
+    "Advantages from the signals: `info['adv']` = signal / (one global std), clipped to ±clip; returns the scale."
+    scale = float(np.std([t.info["signal"] for t in turns])) or 1.0   # one scale for the batch: unit-size advantages
+    for t in turns: t.info["adv"] = float(np.clip(t.info["signal"] / scale, -clip, clip))
+    return scale
 
 def signals_html(ep, task: Task | None = None) -> str:
     "The episode's transcript, each message coloured by its signal (blue +, red -), with agent, PRM score and signal."

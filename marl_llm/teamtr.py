@@ -21,7 +21,7 @@ from .tasks import Task, TextTaskConfig, make_tasks, warm_base
 from .teams import ROUTERS, Component, Team, team_rollout, sft_pairs
 from .trust_region import TrustRegionConfig, SCHEDULES, tr_update, certificate_proxy, stale_weights
 from .credit import magrpo_credit
-from .shapley import EXACT_MAX, STAND_INS, team_game, shapley, batch_signals, rule_prm
+from .shapley import ShapleyFields, team_game, shapley, batch_signals, signal_advantages, rule_prm
 from .pipeline import Method, make_optimizers
 
 # %% auto #0
@@ -32,7 +32,7 @@ BUDGETS = ("samples", "batch")
 CREDITS = ("team", "shapley")
 
 @dataclass
-class TeamTRConfig(TrustRegionConfig, TextTaskConfig):
+class TeamTRConfig(TrustRegionConfig, TextTaskConfig, ShapleyFields):
     "A TeamTR (or baseline schedule) run on a shared-context hand-off team (saved as the run's config.json)."
     defaults = {"method": "teamtr", "updates": 10, "eval_every": 5, "eval_seed": 10_000, "max_new_tokens": 6}
     n_components: int = arg(2, "components in the hand-off chain")
@@ -44,8 +44,6 @@ class TeamTRConfig(TrustRegionConfig, TextTaskConfig):
     cert_C: float = arg(1.0, "constant C of the certificate proxy sum(L_i) - C n sqrt(max delta)")
     credit: str = arg("team", "team (group-normalised team reward on every turn) or shapley (per-component Shapley "
                               "credit spread over its messages by the rule PRM; 2^n coalition rollouts per batch)")
-    shapley_stand_in: str = arg("null", "shapley credit: who replaces members outside a coalition: null, base or random")
-    shapley_samples: int | None = arg(None, "shapley credit: permutations per estimate (None: exact, n <= 8)")
 
     def check(self):
         super().check()                                     # trust region, task and warm-start fields
@@ -55,14 +53,9 @@ class TeamTRConfig(TrustRegionConfig, TextTaskConfig):
         for k in ("n_components", "tasks_per_batch"):
             if getattr(self, k) < 1: raise ConfigError(f"{k} must be >= 1, got {getattr(self, k)}")
         if self.credit not in CREDITS: raise ConfigError(f"unknown credit {self.credit!r}; valid: {list(CREDITS)}")
-        if self.shapley_stand_in not in STAND_INS:
-            raise ConfigError(f"unknown shapley_stand_in {self.shapley_stand_in!r}; valid: {list(STAND_INS)}")
-        if self.shapley_samples is not None and self.shapley_samples < 1:
-            raise ConfigError(f"shapley_samples must be >= 1 or None (exact), got {self.shapley_samples}")
+        self.check_shapley(self.n_components, used=self.credit == "shapley")   # stand-in and coalition budget
         if self.credit == "shapley" and self.schedule == "single":
             raise ConfigError("credit 'shapley' needs distinct members; schedule 'single' has one policy in every role")
-        if self.credit == "shapley" and self.shapley_samples is None and self.n_components > EXACT_MAX:
-            raise ConfigError(f"exact Shapley credit needs n_components <= {EXACT_MAX}; set shapley_samples")
 
     @property
     def n_terms(self) -> int: return self.terms or self.n_components + 1
@@ -123,10 +116,8 @@ class TeamTR(Method):
         game.cache[frozenset(range(self.team.n))] = float(np.mean([ep.meta["team_reward"] for ep in episodes]))  # v(N): this batch
         res = shapley(game, c.shapley_samples, seed=seed)
         credit = {comp.name: float(phi) for comp, phi in zip(self.team.components, res.phi)}
-        sig = np.concatenate(batch_signals(episodes, [tasks[ep.meta["group"]] for ep in episodes], credit, rule_prm))
-        scale = float(sig.std()) or 1.0                                # one global scale: unit-size advantages
-        for ep in episodes:
-            for t in ep.all_turns(): t.info["adv"] = float(np.clip(t.info["signal"] / scale, -c.adv_clip, c.adv_clip))
+        batch_signals(episodes, [tasks[ep.meta["group"]] for ep in episodes], credit, rule_prm)
+        signal_advantages([t for ep in episodes for t in ep.all_turns()], c.adv_clip)
         st = {f"credit/{a}": v for a, v in credit.items()}
         st.update({"credit/coalitions": res.evaluations, "credit/v_empty": game(()), "credit/v_full": game(range(self.team.n))})
         return [t for ep in episodes for t in ep.all_turns()], st

@@ -26,16 +26,20 @@ from .update import per_agent_update, text_logprob_fn
 from .regret_matching import RegretTable
 from .pipeline import Method
 from .stepper import CHOSEN_STYLE, StepControls, prob_bar
+from .backbone import BASE
+from .shapley import ShapleyFields, CoalitionGame, shapley, spread_signals, signal_advantages
 
 # %% auto #0
-__all__ = ['CONTROLLERS', 'TRACERConfig', 'verdict', 'score_state', 'role_reward', 'prompt', 'warm_pairs', 'warm_start', 'play',
-           'TRACER', 'controller_snapshot', 'controller_figure', 'rounds_html', 'write_rounds_html', 'RoundViewer']
+__all__ = ['CONTROLLERS', 'CREDITS', 'TRACERConfig', 'verdict', 'score_state', 'role_reward', 'prompt', 'warm_pairs',
+           'warm_start', 'play', 'TRACER', 'controller_snapshot', 'controller_figure', 'rounds_html',
+           'write_rounds_html', 'RoundViewer']
 
 # %% ../nbs/24_tracer.ipynb #e2cf8cae
 CONTROLLERS = ("rm", "always", "never", "random")
+CREDITS = ("role", "shapley")
 
 @dataclass
-class TRACERConfig(TextTaskConfig):
+class TRACERConfig(TextTaskConfig, ShapleyFields):
     "A TRACER run: proposer/reviewer rounds, regret-matching controllers, role-rewarded GSPO (task fields: `TextTaskConfig`)."
     defaults = {"method": "tracer", "group": 4, "temperature": 0.3, "clip_eps": 0.1, "max_grad_norm": 0.5,
                 "loss_level": "sequence", "epochs": 2, "eval_every": 5, "eval_seed": 10_000, "max_digit": 9,
@@ -47,6 +51,8 @@ class TRACERConfig(TextTaskConfig):
     controllers: str = arg("rm", "speak/skip and keep/refresh: rm (regret matching), always, never or random")
     min_group_std: float = arg(0.05, "a turn's candidates whose reward std is below this are skipped")
     gspo: bool = arg(True, "train the utterances with GSPO (False: adapters frozen, only the controllers learn)")
+    credit: str = arg("role", "role (each utterance's ±1 role reward, group-normalised per turn) or shapley (each agent's "
+                              "Shapley share of team success, spread over its utterances by their role rewards)")
 
     def check(self):
         super().check()                                         # task and warm-start fields
@@ -56,6 +62,8 @@ class TRACERConfig(TextTaskConfig):
             raise ConfigError(f"unknown controllers {self.controllers!r}; valid: {list(CONTROLLERS)}")
         for k in ("tasks_per_update", "vote_clip"):
             if getattr(self, k) < 1: raise ConfigError(f"{k} must be >= 1, got {getattr(self, k)}")
+        if self.credit not in CREDITS: raise ConfigError(f"unknown credit {self.credit!r}; valid: {list(CREDITS)}")
+        self.check_shapley(self.agents, used=self.credit == "shapley")     # stand-in and coalition budget
 
 # %% ../nbs/24_tracer.ipynb #1c64ab19
 def verdict(text: str) -> str | None:
@@ -129,9 +137,16 @@ def _action_prob(self, agent: str, kind: str, state, act: str, train: bool) -> f
     t = self.tables[agent][kind]
     return (t.strategy if train else t.average_strategy)(state)[act]
 
-def play(self, tasks: Sequence[Task], k: int, train: bool) -> list[Episode]:
-    "One TRACER episode per task; `k` candidates per turn; controllers learn when `train`."
-    cfg = self.cfg
+def _stand_in_text(self, role: str) -> str:
+    "What the `random` stand-in says: a random number 0-19, or a random verdict."
+    return f" {int(self.rng.integers(0, 20))}" if role == "propose" else f" {('right', 'wrong')[int(self.rng.integers(2))]}"
+
+def play(self, tasks: Sequence[Task], k: int, train: bool,
+         stand: dict | None = None,    # agent -> stand-in (`null`, `base`, `random`) for agents outside a coalition
+        ) -> list[Episode]:
+    "One TRACER episode per task; `k` candidates per turn; controllers learn when `train` (and no one is stood in for)."
+    cfg, stand = self.cfg, stand or {}
+    learn = train and not stand
     N = cfg.agents
     names = [f"agent_{i}" for i in range(N)]
     eps = [Episode(names, meta={"group": j, "task": t.id, "problem": t.prompt, "answer": t.answer, "log": []})
@@ -142,25 +157,31 @@ def play(self, tasks: Sequence[Task], k: int, train: bool) -> list[Episode]:
     unparsed = {"propose": 0, "review": 0}
     for r in range(1, cfg.rounds + 1):
         i, role = (r - 1) % N, "propose" if r % 2 == 1 else "review"
-        a = names[i]
+        a, sub = names[i], stand.get(names[i])                                    # sub: who stands in for `a` (None: `a`)
         live = list(range(len(tasks))) if role == "propose" else [j for j in range(len(tasks)) if pending[j] is not None]
         states = {j: score_state(pending[j], score[j], r == last_prop, cfg.vote_clip) for j in live}
-        acts = {j: (_choose(self, a, role, states[j], train) if (role == "review" or pending[j] is not None) else "refresh")
-                for j in live}
-        probs = {j: _action_prob(self, a, role, states[j], acts[j], train) for j in live}
-        gen = [j for j in live if train or acts[j] in ("refresh", "speak")]      # evaluation skips what is not spoken
+        if sub == "null": acts = {j: "keep" if role == "propose" else "skip" for j in live}     # passes the transcript on
+        elif sub: acts = {j: "refresh" if role == "propose" else "speak" for j in live}        # base / random: always speak
+        else: acts = {j: (_choose(self, a, role, states[j], train) if (role == "review" or pending[j] is not None)
+                          else "refresh") for j in live}
+        probs = {j: None if sub else _action_prob(self, a, role, states[j], acts[j], train) for j in live}
+        gen = [j for j in live if (train and not sub) or acts[j] in ("refresh", "speak")]  # otherwise skip the unspoken
         rows = [j for j in gen for _ in range(k)]
-        ss = sample_texts(self.adapters, [a] * len(rows), [prompt(tasks[j], lines[j], i, role, pending[j]) for j in rows],
-                          cfg.max_new_tokens, cfg.temperature, greedy=not train, generator=self.gen)
+        if sub == "random": texts, ss = [_stand_in_text(self, role) for _ in rows], []
+        else:
+            ss = sample_texts(self.adapters, [BASE if sub == "base" else a] * len(rows),
+                              [prompt(tasks[j], lines[j], i, role, pending[j]) for j in rows],
+                              cfg.max_new_tokens, cfg.temperature, greedy=not train, generator=self.gen)
+            texts = [s.text for s in ss]
         tokens += sum(len(s.completion_ids) for s in ss)
         generations += len(ss)
-        for n, (j, s) in enumerate(zip(rows, ss)):
+        for n, (j, s) in enumerate(zip(rows, ss) if not sub else []):          # stand-ins' lines are not trained
             text = s.text.split("\n")[0].strip()
             rew = role_reward(role, text, tasks[j], pending[j])
             unparsed[role] += (tasks[j].extract(text) is None) if role == "propose" else (verdict(text) is None)
             eps[j].add(Turn(a, group=j, prompt_ids=s.prompt_ids, completion_ids=s.completion_ids, logprob=s.logprobs,
                             reward=rew, t=r, info={"role": role, "round": r, "text": text, "candidate": n % k}))
-        first = {j: ss[n * k].text.split("\n")[0].strip() for n, j in enumerate(gen)}
+        first = {j: texts[n * k].split("\n")[0].strip() for n, j in enumerate(gen)}
         for j in live:
             task, act = tasks[j], acts[j]
             if role == "propose":
@@ -168,7 +189,7 @@ def play(self, tasks: Sequence[Task], k: int, train: bool) -> list[Episode]:
                 new_ans = None if new is None else (task.extract(new) or "")
                 if pending[j] is not None:
                     props += 1
-                    if train and cfg.controllers == "rm":
+                    if learn and cfg.controllers == "rm":
                         val = lambda ans: 1.0 if ans not in (None, "") and task.verify(ans) else -1.0
                         self.tables[a]["propose"].update(states[j], {"keep": val(pending[j]), "refresh": val(new_ans)})
                 if act == "refresh":
@@ -177,7 +198,7 @@ def play(self, tasks: Sequence[Task], k: int, train: bool) -> list[Episode]:
                     lines[j].append(f"agent {i} proposes: {new}")
             else:
                 reviews += 1
-                if train and cfg.controllers == "rm":
+                if learn and cfg.controllers == "rm":
                     truth = pending[j] != "" and task.verify(pending[j]) > 0
                     self.tables[a]["review"].update(states[j], {"skip": 1.0 if truth else -1.0,
                                                                 "speak": role_reward("review", first[j], task, pending[j])})
@@ -218,14 +239,41 @@ class TRACER(Method):
     def rollout(self, step):
         c = self.cfg
         tasks = make_tasks(c, c.tasks_per_update, seed=1_000_000 + c.seed * 100_003 + (step * self.ctx.world + self.ctx.rank))
+        self.last_batch = (tasks, c.seed * 1_000_003 + step * 31 + 7919 * self.ctx.rank)   # what Shapley credit re-runs
         return play(self, tasks, c.group, train=True)
 
+    def coalition_game(self, tasks: Sequence[Task], seed: int) -> CoalitionGame:
+        "v(S) = team success on `tasks` with the agents outside S stood in for (one sampled play each, same seed, cached)."
+        names, kind = [f"agent_{i}" for i in range(self.cfg.agents)], self.cfg.shapley_stand_in
+        def value(S):
+            g, r = self.gen.get_state(), self.rng.bit_generator.state        # common random numbers; training's stream kept
+            self.gen.manual_seed(seed); self.rng = np.random.default_rng(seed)
+            try: eps = play(self, tasks, 1, train=True, stand={a: kind for i, a in enumerate(names) if i not in S})
+            finally: self.gen.set_state(g); self.rng.bit_generator.state = r
+            return float(np.mean([ep.meta["team_reward"] for ep in eps]))
+        return CoalitionGame(len(names), value, names=names)
+
     def credit(self, episodes):
+        if self.cfg.credit == "shapley": return self.shapley_credit(episodes)
         turns = [t for ep in episodes for t in ep.all_turns()]
         adv, st = group_normalise([t.reward for t in turns], [(t.group, t.t) for t in turns], clip=self.cfg.adv_clip,
                                   min_std=self.cfg.min_group_std)
         for t, x in zip(turns, adv): t.info["adv"] = float(x)
         return [t for t in turns if math.isfinite(t.info["adv"])], st.as_dict()
+
+    def shapley_credit(self, episodes):
+        "Each agent's Shapley value of team success (coalitions re-played with stand-ins), spread by the role rewards as PRM."
+        c, (tasks, seed) = self.cfg, self.last_batch
+        game = self.coalition_game(tasks, seed)
+        res = shapley(game, c.shapley_samples, seed=seed)
+        credit = dict(zip(game.names, map(float, res.phi)))
+        turns = [t for ep in episodes for t in ep.all_turns()]
+        for t in turns: t.info["prm"] = t.reward                       # the role reward: an exact rule PRM per utterance
+        spread_signals(turns, credit, len(episodes))                   # each agent's signals average its credit per episode
+        signal_advantages(turns, c.adv_clip)
+        st = {f"credit/{a}": v for a, v in credit.items()}
+        st.update({"credit/coalitions": res.evaluations, "credit/v_empty": game(()), "credit/v_full": game(range(game.n))})
+        return turns, st
 
     def update(self, turns, step):
         if not self.cfg.gspo: return {}                                  # the GSPO-off arm: only controllers learn

@@ -25,8 +25,9 @@ __all__ = ['ARMS', 'ABLATION_SETTINGS', 'run_ablation', 'summarise_ablation', 'a
 
 # %% ../nbs/25_tracer_experiment.ipynb #72b7aff0
 ARMS = {"rm": {"controllers": "rm"}, "always": {"controllers": "always"}, "never": {"controllers": "never"},
-        "random": {"controllers": "random"}, "rm-no-gspo": {"controllers": "rm", "gspo": False}}
-"The ablation's arms: the controllers against fixed and random ones, and GSPO on against off."
+        "random": {"controllers": "random"}, "rm-no-gspo": {"controllers": "rm", "gspo": False},
+        "rm-shapley": {"controllers": "rm", "credit": "shapley"}}
+"The ablation's arms: the controllers against fixed and random ones, GSPO on against off, role rewards against Shapley credit."
 
 ABLATION_SETTINGS = dict(agents=2, rounds=5, max_digit=9, updates=20, tasks_per_update=8, group=4, epochs=2,
                          eval_tasks=81, eval_every=5, sft_steps=800, sft_seed=0, checkpoint_every=1000)

@@ -70,6 +70,8 @@ CASES = [
     (["train", "--method", "teamtr", "--shapley-samples", "0"], ["shapley_samples", "0"]),
     (["train", "--method", "teamtr", "--shapley-stand-in", "ghost"], ["ghost", "null"]),
     (["train", "--method", "tracer", "--log-ratio-clamp", "-1"], ["log_ratio_clamp", "-1"]),
+    (["train", "--method", "tracer", "--credit", "blame"], ["blame", "role", "shapley"]),
+    (["train", "--method", "tracer", "--credit", "shapley", "--agents", "9"], ["at most 8", "9", "shapley_samples"]),
     (["train", "--out", "{d}/a_file/run"], ["a_file"]),
     (["demo", "--game", "chess"], ["chess", "valid"]),
     (["demo", "--layout", "nowhere"], ["nowhere", "cramped_room"]),
