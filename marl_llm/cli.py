@@ -62,7 +62,8 @@ METHODS = {"pa-magrpo": ("marl_llm.pa_magrpo", "PAMAGRPO", "PA-MAGRPO over optio
            "magrpo": ("marl_llm.pa_magrpo", "PAMAGRPO", "MAGRPO over options: the joint team return as credit"),
            "strat-reasoner": ("marl_llm.strat_reasoner", "StratReasoner", "Strat-Reasoner: recursive-reasoning CoT, hybrid advantage"),
            "teamtr": ("marl_llm.teamtr", "TeamTR", "TeamTR: sequential trust-region updates of a hand-off team"),
-           "tracer": ("marl_llm.tracer", "TRACER", "TRACER: proposer/reviewer rounds, regret-matching speak/skip, role-rewarded GSPO")}
+           "tracer": ("marl_llm.tracer", "TRACER", "TRACER: proposer/reviewer rounds, regret-matching speak/skip, role-rewarded GSPO"),
+           "llm-also": ("marl_llm.llm_also", "LLMALSO", "LLM-ALSO: critic / generator reward shaping, validated in short branches")}
 "`--method` name -> (module, Method class, one line)."
 
 def method_class(name: str):

@@ -8,6 +8,7 @@ Docs: https://marl-llm.github.io/marl_llm/pa_magrpo.html.md"""
 from __future__ import annotations
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +35,7 @@ ALGOS = ("pa-magrpo", "magrpo")
 class PAMAGRPOConfig(RunConfig):
     "A PA-MAGRPO / MAGRPO run over options (saved as the run's config.json)."
     defaults = {"method": "pa-magrpo", "epochs": 2, "minibatch": 128, "kl_coef": 0.01, "record_episodes": 2}
+    methods: ClassVar[tuple] = ALGOS                       # the `method` values this config serves
     game: str = arg("overcooked", "option game: overcooked, cleanup or harvest")
     layout: str | None = arg(None, "the game's layout (None: its default)")
     envs: int = arg(4, "distinct start states per update, each played `group` times")
@@ -48,7 +50,8 @@ class PAMAGRPOConfig(RunConfig):
     eval_envs: int = arg(8, "held-out episodes per evaluation")
 
     def check(self):
-        if self.method not in ALGOS: raise ConfigError(f"unknown method {self.method!r} for this config; valid: {list(ALGOS)}")
+        if self.method not in self.methods:
+            raise ConfigError(f"unknown method {self.method!r} for this config; valid: {list(self.methods)}")
         try: spec = game_spec(self.game)
         except ValueError as e: raise ConfigError(str(e)) from None
         if self.layout is None: self.layout = spec.default_layout

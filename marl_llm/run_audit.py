@@ -34,9 +34,12 @@ def load_run_config(run_dir):
                                f"checkpoints/ as written by `marl-llm train` (any option-game method)")
     try: d = json.loads((p / "config.json").read_text())
     except json.JSONDecodeError as e: raise NotARunDirectory(f"{str(p / 'config.json')!r} is not valid JSON: {e}") from None
-    if isinstance(d, dict) and d.get("method") not in (None, "pa-magrpo", "magrpo"):
+    if isinstance(d, dict) and d.get("method") not in (None, "pa-magrpo", "magrpo", "llm-also"):
         raise NotARunDirectory(f"{str(p)!r} holds a {d.get('method')!r} run; the behavioural audit covers the option-game "
-                               f"methods (pa-magrpo, magrpo), whose episodes carry per-agent task events")
+                               f"methods (pa-magrpo, magrpo, llm-also), whose episodes carry per-agent task events")
+    if isinstance(d, dict) and d.get("method") == "llm-also":       # PA-MAGRPO underneath: audit its adapters as such
+        keep = {f.name for f in dataclasses.fields(PAMAGRPOConfig)}
+        d = {**{k: v for k, v in d.items() if k in keep}, "method": "pa-magrpo"}
     try: return config_from_dict(PAMAGRPOConfig, d, source=f"{str(p / 'config.json')!r}")
     except ConfigError as e:
         raise NotARunDirectory(f"{str(p)!r} is not a PA-MAGRPO run directory: {e}") from None

@@ -28,6 +28,8 @@ def files(tmp_path_factory):
     (d / "cfg_key.json").write_text(json.dumps({"learning_rate": 0.1}))
     (d / "cfg_type.json").write_text(json.dumps({"lr": "fast"}))
     (d / "a_file").write_text("x")
+    (d / "shaping_bad.json").write_text(json.dumps({"weights": {"dish_farmed": 1}}))
+    (d / "shaping_nan.json").write_text(json.dumps({"onion_potted": "lots"}))
     return d
 
 
@@ -71,6 +73,11 @@ CASES = [
     (["train", "--method", "teamtr", "--shapley-stand-in", "ghost"], ["ghost", "null"]),
     (["train", "--method", "tracer", "--log-ratio-clamp", "-1"], ["log_ratio_clamp", "-1"]),
     (["train", "--method", "tracer", "--credit", "blame"], ["blame", "role", "shapley"]),
+    (["train", "--method", "llm-also", "--branches", "0"], ["branches", "0"]),
+    (["train", "--method", "llm-also", "--validate-every", "0"], ["validate_every", "0"]),
+    (["train", "--method", "llm-also", "--generator", "oracle"], ["oracle", "rule", "farm"]),
+    (["train", "--method", "llm-also", "--shaping-file", "{d}/shaping_bad.json"], ["shaping_bad.json", "dish_farmed", "onion_potted"]),
+    (["train", "--method", "llm-also", "--shaping-file", "{d}/shaping_nan.json"], ["shaping_nan.json", "'lots'", "not a number"]),
     (["train", "--method", "tracer", "--credit", "shapley", "--agents", "9"], ["at most 8", "9", "shapley_samples"]),
     (["train", "--out", "{d}/a_file/run"], ["a_file"]),
     (["demo", "--game", "chess"], ["chess", "valid"]),

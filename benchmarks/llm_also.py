@@ -1,0 +1,43 @@
+"""LLM-ALSO at CPU scale: sparse-reward Overcooked, the rule-based critic and generator with branch validation
+against no shaping, the fixed `overcooked` preset and unvalidated one-shot proposals — 3 seeds, equal total
+compute (branch updates count; see `nbs/29_llm_also_experiment.ipynb`). Writes `nbs/data/llm_also.json`
+(loaded and plotted by the notebook) and prints held-out sparse return ± std, runs with a soup, updates to
+the first soup and the share of compute spent in branches per arm.
+
+    OMP_NUM_THREADS=1 python benchmarks/llm_also.py                  # ALSO_SETTINGS, seeds 0 1 2 (~1 h of one core)
+    python benchmarks/llm_also.py --seeds 0 --budget 8 --horizon 30  # a quick look
+"""
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main(argv=None):
+    from marl_llm.llm_also_experiments import ALSO_SETTINGS, ARMS, run_also_experiment
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--arms", nargs="+", default=list(ARMS), choices=list(ARMS))
+    ap.add_argument("--work", default=None, help="folder for the runs (default: a temporary one)")
+    ap.add_argument("--out", default=str(ROOT / "nbs" / "data" / "llm_also.json"))
+    for k, v in ALSO_SETTINGS.items():
+        ap.add_argument(f"--{k.replace('_', '-')}", type=(lambda s: s.lower() in ("1", "true", "yes")) if isinstance(v, bool) else type(v),
+                        default=v)
+    args = ap.parse_args(argv)
+    settings = {k: getattr(args, k) for k in ALSO_SETTINGS}
+    with tempfile.TemporaryDirectory() as tmp:
+        res = run_also_experiment(Path(args.work or tmp), seeds=args.seeds, arms={a: ARMS[a] for a in args.arms},
+                                  json_path=args.out, quiet=False, **settings)
+    print(f"\n{'arm':8s} | {'final sparse return':>19s} | {'soup runs':>9s} | {'first soup':>10s} | {'compute':>7s} | {'in branches':>11s} | promoted")
+    for arm, s in res["summary"].items():
+        fs = f"{s['first_soup']:.1f}" if s["first_soup"] is not None else "—"
+        print(f"{arm:8s} | {s['mean']:10.2f} ± {s['std']:6.2f} | {s['soup_runs']:>9d} | {fs:>10s} | {s['compute']:7.0f} | "
+              f"{s['branch_share']:11.2f} | {s['promoted']}/{s['validations']}")
+    print(f"written: {args.out}")
+
+
+if __name__ == "__main__":
+    main()
