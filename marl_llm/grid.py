@@ -15,8 +15,8 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 # %% auto #0
-__all__ = ['ACTIONS', 'MOVES', 'DIRECTIONS', 'DIRECTION_NAMES', 'STAY', 'INTERACT', 'add', 'LayoutError', 'parse_grid',
-           'bfs_distances', 'DistanceCache', 'distance_cache', 'GridParallelEnv', 'grid_figure']
+__all__ = ['ACTIONS', 'MOVES', 'DIRECTIONS', 'DIRECTION_NAMES', 'STAY', 'INTERACT', 'AGENT_COLORS', 'add', 'LayoutError',
+           'parse_grid', 'bfs_distances', 'DistanceCache', 'distance_cache', 'GridParallelEnv', 'grid_figure']
 
 # %% ../nbs/02_grid.ipynb #e0d54ac8
 ACTIONS: tuple[str, ...] = ("up", "down", "right", "left", "stay", "interact")
@@ -192,6 +192,9 @@ class GridParallelEnv(ParallelEnv):
     def close(self): pass
 
 # %% ../nbs/02_grid.ipynb #763fd255
+AGENT_COLORS = ["#1f77b4", "#ff7f0e", "#9467bd", "#17becf", "#8c564b", "#e377c2", "#2ca02c", "#7f7f7f"]
+"Agent marker colours, in agent order: none of them red (apples) or light green (grass)."
+
 def grid_figure(cells: Sequence[str], colors: Mapping[str, str], labels: Mapping[tuple[int, int], str] = {},
                 agents: Sequence[tuple[tuple[int, int], tuple[int, int], str]] = (), title: str = "",
                 cell_px: int = 40):
@@ -208,15 +211,16 @@ def grid_figure(cells: Sequence[str], colors: Mapping[str, str], labels: Mapping
         xs, ys, ts = zip(*[(x, y, t) for (x, y), t in labels.items()])
         fig.add_trace(go.Scatter(x=xs, y=ys, text=ts, mode="text", textfont=dict(size=10), hoverinfo="text",
                                  showlegend=False))
-    palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"]
+    palette = AGENT_COLORS
     arrows = {(0, -1): "triangle-up", (0, 1): "triangle-down", (1, 0): "triangle-right", (-1, 0): "triangle-left"}
     for k, (pos, facing, name) in enumerate(agents):
         fig.add_trace(go.Scatter(x=[pos[0]], y=[pos[1]], mode="markers+text", name=name, text=[name.split("_")[-1]],
                                  textfont=dict(color="white", size=10),
                                  marker=dict(size=cell_px * .6, color=palette[k % len(palette)],
                                              symbol=arrows.get(tuple(facing), "circle"))))
-    fig.update_layout(shapes=shapes, title=title, width=max(320, w * cell_px + 160), height=h * cell_px + 90,
-                      margin=dict(l=10, r=10, t=40, b=10), plot_bgcolor="white",
+    fig.update_layout(shapes=shapes, title=title, width=max(320, w * cell_px + 20), height=h * cell_px + 110, autosize=False,
+                      margin=dict(l=10, r=10, t=40, b=10), plot_bgcolor="white",   # fixed size; the legend below the grid
+                      legend=dict(orientation="h", yanchor="top", y=-0.01, x=0, xanchor="left"),
                       xaxis=dict(range=[-.5, w - .5], showgrid=False, zeroline=False, visible=False),
                       yaxis=dict(range=[h - .5, -.5], showgrid=False, zeroline=False, visible=False,
                                  scaleanchor="x"))

@@ -20,7 +20,7 @@ from .overcooked_layout import LAYOUT_DIR, LAYOUTS, TERRAIN, AGENT_DIGITS, INGRE
 from .overcooked_layout import Recipe, Layout, recipe_book, parse_layout, load_layout, Pot, _count
 
 # %% auto #0
-__all__ = ['OvercookedEnv', 'parse_actions']
+__all__ = ['HELD_MARK', 'OvercookedEnv', 'parse_actions']
 
 # %% ../nbs/03_overcooked.ipynb #2a59b9e3
 _FACING = (DIRECTIONS[0], DIRECTIONS[1], DIRECTIONS[2], DIRECTIONS[3], None, None)
@@ -296,6 +296,9 @@ def text(self: OvercookedEnv, i: int | None = None) -> str:
     lines.append("orders: " + "; ".join(orders))
     return "\n".join(lines)
 
+HELD_MARK = {"onion": "o", "tomato": "t", "dish": "d", "soup": "s"}
+"The letter drawn after an agent's number on its marker for what it holds."
+
 @patch
 def figure(self: OvercookedEnv, title: str | None = None):
     "A plotly figure of the current state (terrain, items on counters, pot states, agents and what they hold)."
@@ -312,8 +315,9 @@ def figure(self: OvercookedEnv, title: str | None = None):
     fig = grid_figure(self.terrain, colors, labels, agents, cell_px=56,
                       title=title or f"{self.layout.name}  t={self.t}  score={self.score:g}")
     fig.update_shapes(layer="below")            # cells under the agents and labels
-    for j, tr in enumerate(fig.data[-len(agents):]):
+    for j, tr in enumerate(fig.data[-len(agents):]):                # what each agent holds: on its marker and in the legend
         tr.name = f"agent_{j}: {self.held[j] or 'empty-handed'}"
+        tr.text = [f"{j}{HELD_MARK.get(self.held[j], '')}"]
     return fig
 
 def _recipe_str(r: Recipe) -> str:

@@ -171,6 +171,8 @@ def audit_run(run_dir, episodes: int | None = None, checkpoints="all", ablate: s
             "updates": cfg.updates, "agents": list(rows[0]["agents"]),
             "eval": {"episodes": episodes, "seeds": seeds, "greedy": greedy, "sampler_seed": cfg.eval_seed,
                      "horizon": cfg.horizon, "window": window},
+            "run_eval": {"episodes": cfg.eval_envs, "seeds": [cfg.eval_seed, cfg.eval_seed + cfg.eval_envs - 1],
+                         "sampler_seed": f"{cfg.eval_seed} + update"},
             "checkpoints": rows,
             "reward_curve": [{k: r[k] for k in ("step", "team_reward", "eval/team_reward", "eval/team_reward_std") if k in r}
                              for r in metrics if "team_reward" in r or "eval/team_reward" in r],
@@ -217,9 +219,14 @@ def audit_figure(audit: Mapping):
     x = [r["step"] for r in ck]
     fig.add_trace(go.Scatter(x=[r["step"] for r in tr], y=[r["team_reward"] for r in tr], name="train rollouts",
                              mode="lines", line=dict(color="#bbb")), 1, 1)
-    fig.add_trace(go.Scatter(x=[r["step"] for r in ev], y=[r["eval/team_reward"] for r in ev], name="held-out (metrics.jsonl)",
+    re_, ae = audit.get("run_eval"), audit["eval"]
+    run_lab = (f"held-out, training run: {re_['episodes']} episodes, seeds {re_['seeds'][0]}–{re_['seeds'][1]}, sampler "
+               f"{re_['sampler_seed']}" if re_ else "held-out, training run (metrics.jsonl)")
+    aud_lab = (f"held-out, audit: {ae['episodes']} episodes, seeds {ae['seeds'][0]}–{ae['seeds'][-1]}, sampler "
+               f"{ae['sampler_seed']}{', greedy' if ae['greedy'] else ''}")
+    fig.add_trace(go.Scatter(x=[r["step"] for r in ev], y=[r["eval/team_reward"] for r in ev], name=run_lab,
                              mode="lines+markers", line=dict(color="#1f77b4")), 1, 1)
-    fig.add_trace(go.Scatter(x=x, y=[r["team_reward"] for r in ck], name="held-out (audit)", mode="markers",
+    fig.add_trace(go.Scatter(x=x, y=[r["team_reward"] for r in ck], name=aud_lab, mode="markers",
                              marker=dict(size=11, symbol="diamond", color="#d62728"),
                              error_y=dict(array=[r["team_reward_std"] for r in ck])), 1, 1)
     fig.add_trace(go.Scatter(x=x, y=[r["solo_carry"] for r in ck], name="solo-carry", mode="lines+markers",
@@ -239,7 +246,12 @@ def audit_figure(audit: Mapping):
     title = f"audit: {audit['algo']} on {audit['game']}/{audit['layout']}"
     flags = [f["flag"] for f in audit["flags"]]
     if flags: title += f"  ⚑ {', '.join(flags)}"
-    fig.update_layout(title=title, height=720, width=820, xaxis3_title="update")
+    fig.update_layout(title=title, height=760, width=900, xaxis3_title="update",
+                      annotations=list(fig.layout.annotations) + [dict(
+                          text="the two held-out rewards differ by design: different episode counts and sampler seeds "
+                               "(the audit's evaluation is the one its behaviour metrics come from)",
+                          x=0, y=1.06, xref="paper", yref="paper", showarrow=False, font=dict(size=11, color="#555"),
+                          xanchor="left")])
     return fig
 
 def ablation_figure(audit: Mapping):

@@ -15,7 +15,7 @@ from .core import Episode
 from .options import make_game
 
 # %% auto #0
-__all__ = ['CHOSEN_STYLE', 'prob_bar', 'StepControls', 'EpisodeStepper']
+__all__ = ['CHOSEN_STYLE', 'KEY_EVENTS', 'prob_bar', 'StepControls', 'EpisodeStepper', 'frame_strip']
 
 # %% ../nbs/07_stepper.ipynb #e0735b3c
 CHOSEN_STYLE = "font-weight:bold;background:#fff3c4"     # the chosen option's row, a spoken round
@@ -26,13 +26,14 @@ def prob_bar(p: float) -> str:
             f"<td style='text-align:right'>{p:.2f}</td>")
 
 class StepControls:
-    "⏮ ◀ slider ▶ ⏭ over positions 0..n-1; `on_show(k)` is called whenever the position changes."
+    "|◀ ◀ slider ▶ ▶| over positions 0..n-1; `on_show(k)` is called whenever the position changes."
     def __init__(self, n: int, description: str, on_show):
         self.n = n
         self.slider = W.IntSlider(value=0, min=0, max=n - 1, description=description, continuous_update=False,
                                   layout=W.Layout(width="420px"))
-        self.first, self.prev = W.Button(description="⏮", tooltip="first"), W.Button(description="◀", tooltip="back")
-        self.next, self.last = W.Button(description="▶", tooltip="forward"), W.Button(description="⏭", tooltip="last")
+        # glyphs every font has (⏮ / ⏭ need an emoji font and show as empty boxes without one)
+        self.first, self.prev = W.Button(description="|◀", tooltip="first"), W.Button(description="◀", tooltip="back")
+        self.next, self.last = W.Button(description="▶", tooltip="forward"), W.Button(description="▶|", tooltip="last")
         for b in (self.first, self.prev, self.next, self.last): b.layout = W.Layout(width="48px")
         self.first.on_click(lambda _: self.go(0)); self.last.on_click(lambda _: self.go(n - 1))
         self.prev.on_click(lambda _: self.go(self.slider.value - 1)); self.next.on_click(lambda _: self.go(self.slider.value + 1))
@@ -47,18 +48,30 @@ class StepControls:
 class EpisodeStepper:
     "Step through a recorded episode (an `Episode` or a path to its JSON) with buttons and a slider."
     def __init__(self, episode: Episode | str | Path, env=None):
-        self.episode = ep = episode if isinstance(episode, Episode) else Episode.load(episode)
+        src = "the episode" if isinstance(episode, Episode) else repr(str(episode))
+        if isinstance(episode, Episode): ep = episode
+        else:
+            try: ep = Episode.load(episode)
+            except FileNotFoundError: raise
+            except Exception as e:
+                raise ValueError(f"{src} is not a recorded episode (expected the JSON `Episode.save` writes): "
+                                 f"{type(e).__name__}: {e}") from None
+        self.episode = ep
         if not ep.frames:
-            raise ValueError("the episode has no frames to step through; record it with OptionEnv(..., record=True)")
+            raise ValueError(f"{src} has no frames to step through; record it with OptionEnv(..., record=True)")
         if env is None:
             if "game" not in ep.meta:
-                raise ValueError(f"episode meta has no 'game' (keys: {sorted(ep.meta)}); pass env= to draw it")
+                raise ValueError(f"{src}: episode meta has no 'game' (keys: {sorted(ep.meta)}); pass env= to draw it")
             env = make_game(ep.meta["game"], ep.meta.get("layout"), **ep.meta.get("env_kw", {}))
+        try: env.set_state(ep.frames[0]["state"])
+        except Exception as e:
+            raise ValueError(f"{src}: its frames are not states of {type(env).__name__} "
+                             f"({ep.meta.get('game', '?')}/{ep.meta.get('layout', '?')}): {type(e).__name__}: {e}") from None
         self.env, self.frames, self.agents = env, ep.frames, list(ep.agents)
         self._turns = {a: sorted(ts, key=lambda t: t.t) for a, ts in ep.turns.items()}
         self._events: dict[int, list[dict]] = {}
-        for e in ep.events:
-            if e.get("kind") != "option_end": self._events.setdefault(int(e["t"]), []).append(e)
+        for e in ep.events:                # an event of step t shows on the frame after it (the state that shows its result)
+            if e.get("kind") != "option_end": self._events.setdefault(int(e["t"]) + 1, []).append(e)
         n = len(self.frames)
         self.controls = c = StepControls(n, "frame", self._show)
         self.slider, self.first, self.prev, self.next, self.last = c.slider, c.first, c.prev, c.next, c.last
@@ -112,9 +125,11 @@ class EpisodeStepper:
         menu, p = (menus[i] if i < len(menus) else []), (probs[i] if i < len(probs) else None)
         turn = self._turn_at(a, int(f["t"]))
         since = ""
-        if turn is not None:
-            how = turn.info.get("reason")
-            since = f" — chosen at step {turn.t}" + (f", ended {html.escape(how)} after {turn.steps} steps" if how else "")
+        if turn is not None:                          # what is known at this frame: never how the option will end
+            how, t = turn.info.get("reason"), int(f["t"])
+            plural = lambda n: f"{n} step{'s' if n != 1 else ''}"
+            if how and turn.t + turn.steps <= t: since = f" — chosen at step {turn.t}, ended {html.escape(how)} after {plural(turn.steps)}"
+            else: since = f" — chosen at step {turn.t}, running for {plural(t - turn.t)}"
         rows = []
         for k, label in enumerate(menu):
             chosen = turn is not None and turn.choice == k and label == cur
@@ -123,8 +138,45 @@ class EpisodeStepper:
             rows.append(f"<tr style='{style}'><td>{'▶' if chosen else ''}</td><td>{html.escape(label)}</td>{bar}</tr>")
         table = f"<table style='font-size:12px'>{''.join(rows)}</table>" if rows else "<i>no menu</i>"
         return (f"<div style='margin:0 0 8px 12px'><b>{a}</b>: <code>{html.escape(cur or '—')}</code>"
-                f"<span style='color:#666'>{since}</span>{table}</div>")
+                f"<span style='color:#666'>{since}</span><br>{table}</div>")
 
     def _ipython_display_(self):
         from IPython.display import display
         display(self.widget)
+
+# %% ../nbs/07_stepper.ipynb #99f14966
+from plotly.subplots import make_subplots
+
+KEY_EVENTS = ("cook_started", "soup_picked_up", "soup_delivered", "waste_cleaned", "apple_eaten")
+"Event kinds whose frames `frame_strip` shows by default."
+
+def frame_strip(stepper: EpisodeStepper,          # the stepper whose episode to draw
+                frames: list[int] | None = None,  # frame indices (None: first, key events' frames, last)
+                max_frames: int = 6) -> go.Figure:
+    "Key frames of an episode side by side (a static stand-in for the widget on pages without a kernel)."
+    n = len(stepper.frames)
+    if frames is None:
+        by_t = {int(f["t"]): k for k, f in enumerate(stepper.frames)}
+        keys = sorted({by_t[t] for t, es in stepper._events.items() if t in by_t and any(e["kind"] in KEY_EVENTS for e in es)})
+        picked = keys[:max_frames - 2] if len(keys) > max_frames - 2 else keys
+        frames = sorted({0, *picked, n - 1})
+    bad = [k for k in frames if not 0 <= k < n]
+    if bad: raise ValueError(f"frames {bad} not in 0..{n - 1}")
+    titles = []
+    for k in frames:
+        f = stepper.frames[k]
+        ev = ", ".join(e["kind"] for e in stepper._events.get(int(f["t"]), []))
+        titles.append(f"step {f['t']}" + (f"<br>{ev}" if ev else ""))
+    fig = make_subplots(rows=1, cols=len(frames), subplot_titles=titles, horizontal_spacing=0.02)
+    for c, k in enumerate(frames, 1):
+        g = stepper._figure(k)
+        for tr in g.data: fig.add_trace(tr.update(showlegend=False), 1, c)     # markers say who holds what
+        for sh in g.layout.shapes: fig.add_shape(sh, row=1, col=c)
+        fig.update_xaxes(g.layout.xaxis, row=1, col=c); fig.update_yaxes(g.layout.yaxis, row=1, col=c)
+        fig.update_yaxes(scaleanchor=f"x{c if c > 1 else ''}", row=1, col=c)
+    w = g.layout.width or 400
+    fig.update_layout(width=min(1400, int(w * 0.8) * len(frames)), height=(g.layout.height or 400), plot_bgcolor="white",
+                      margin=dict(l=10, r=10, t=100, b=10),
+                      title=dict(text=f"{stepper.episode.meta.get('game', '')} {stepper.episode.meta.get('layout', '') or ''}: key frames "
+                                      "(numbers: agents; o/t/d/s: holding an onion, tomato, dish, soup)", y=0.97))
+    return fig
