@@ -10,7 +10,7 @@ TORCH  ?= torch==2.13.0
 export JUPYTER_PATH := $(CURDIR)/$(VENV)/share/jupyter
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: setup run test sync-check clean-venv ref-venv
+.PHONY: setup run test sync-check clean-venv ref-venv docs browser gpu-check
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
@@ -45,7 +45,27 @@ $(REF_VENV)/.installed:
 # processes spin-wait on each other and a notebook can run 10-100x slower (override: OMP_NUM_THREADS=2).
 test: sync-check
 	-@$(MAKE) --no-print-directory ref-venv
+	-@$(MAKE) --no-print-directory browser
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} OVERCOOKED_REF_PYTHON=$${OVERCOOKED_REF_PYTHON:-$(CURDIR)/$(REF_VENV)/bin/python} $(BIN)/python -m pytest tests -q -ra
+
+# Docs: Quarto's site (nbdev-docs) when quarto is on PATH; otherwise a static site rendered from the executed
+# notebooks (tools/build_docs.py: local plotly.js and MathJax, opens offline) in _docs/site/.
+docs: setup
+	@if command -v quarto >/dev/null 2>&1; then $(BIN)/nbdev-docs && \
+	$(BIN)/python -c "from marl_llm.core import write_plotly_js; write_plotly_js('_docs')"; \
+	else echo "quarto not on PATH: building the static site (tools/build_docs.py) into _docs/site/"; \
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python tools/build_docs.py; fi
+
+# Chromium from Debian packages for the browser test and kaleido's PNGs (best effort: without it they skip).
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	(apt-get install -y -q chromium >/dev/null 2>&1 || (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1)) || \
+	echo "chromium unavailable: tests/test_browser.py will skip"
+
+# The GPU check (benchmarks/gpu_check.py): the built-in `small` backbone in bfloat16 on CUDA, <= 8 minutes, no downloads;
+# results in $$OUT/gpu_check.json when OUT is set (the device tool), else benchmarks/results/. CI runs it at tiny size on CPU.
+gpu-check: setup
+	$(BIN)/python benchmarks/gpu_check.py --backbone small --device cuda
 
 clean-venv:
 	rm -rf $(VENV)

@@ -229,6 +229,25 @@ def _adapter_names(self: AgentAdapters, agent_names, batch_size: int) -> list[st
     return names
 
 @patch
+@contextlib.contextmanager
+def _routed(self: AgentAdapters, names: Sequence[str]) -> Iterator[dict]:
+    """How a batch reaches its adapters: one agent (or the base) for every row takes PEFT's plain path (that
+    adapter active, or adapters disabled), which is faster than per-row routing; mixed rows pass `adapter_names`."""
+    first = names[0]
+    if any(n != first for n in names):
+        yield {"adapter_names": list(names)}
+    elif first == BASE:
+        with self.model.disable_adapter(): yield {}
+        self._all_trainable()
+    else:
+        prev = self.model.active_adapter
+        self.model.set_adapter(first)
+        try: yield {}
+        finally:
+            if prev != first: self.model.set_adapter(prev)
+            self._all_trainable()                      # set_adapter freezes the other adapters: keep every agent trainable
+
+@patch
 def logits(self: AgentAdapters, agent_names: str | Sequence[str], input_ids: torch.Tensor,
            attention_mask: torch.Tensor | None = None, **kwargs) -> torch.Tensor:
     """Logits `[B, T, V]`, row `i` through agent `agent_names[i]`'s adapter, in one forward pass.
@@ -240,8 +259,8 @@ def logits(self: AgentAdapters, agent_names: str | Sequence[str], input_ids: tor
     names = self._adapter_names(agent_names, input_ids.shape[0])
     self.model.eval()  # PEFT needs eval mode for adapter_names; lora_dropout=0 so nothing changes
     kwargs.setdefault("position_ids", position_ids_from_mask(attention_mask))
-    out = self.model(input_ids=input_ids, attention_mask=attention_mask,
-                     adapter_names=names, use_cache=False, **kwargs)
+    with self._routed(names) as route:
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False, **route, **kwargs)
     return out.logits
 
 @patch
@@ -289,5 +308,5 @@ def generate(self: AgentAdapters, agent_names: str | Sequence[str], input_ids: t
     names = self._adapter_names(agent_names, input_ids.shape[0])
     self.model.eval()
     kwargs.setdefault("pad_token_id", self.backbone.tokenizer.pad_token_id)
-    return self.model.generate(input_ids=input_ids, attention_mask=attention_mask,
-                               adapter_names=names, **kwargs)
+    with self._routed(names) as route:
+        return self.model.generate(input_ids=input_ids, attention_mask=attention_mask, **route, **kwargs)

@@ -7,7 +7,9 @@ Docs: https://marl-llm.github.io/marl_llm/base_model.html.md"""
 # %% ../nbs/01a_base_model.ipynb #72dc8caf
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.resources
 import json
 import os
 import re
@@ -22,9 +24,10 @@ from typing import Any, Sequence
 import torch
 
 # %% auto #0
-__all__ = ['SPECIAL_TOKENS', 'WORD_START', 'CHARS', 'WORDS', 'TINY_CONFIG', 'BUILTIN_BACKBONES', 'tiny_vocab',
-           'build_tiny_tokenizer', 'default_cache_dir', 'builtin_cache_key', 'build_builtin', 'Backbone',
-           'load_backbone', 'position_ids_from_mask', 'last_token_index']
+__all__ = ['SPECIAL_TOKENS', 'WORD_START', 'CHARS', 'WORDS', 'PIECES_FILE', 'TINY_CONFIG', 'SMALL_CONFIG', 'BUILTIN_BACKBONES',
+           'domain_pieces', 'tiny_vocab', 'tiny_normalizer', 'tiny_pre_tokenizer', 'build_tiny_tokenizer',
+           'default_cache_dir', 'builtin_cache_key', 'build_builtin', 'Backbone', 'load_backbone',
+           'position_ids_from_mask', 'last_token_index']
 
 # %% ../nbs/01a_base_model.ipynb #e01ce0cf
 SPECIAL_TOKENS = {"pad": "<pad>", "bos": "<s>", "eos": "</s>", "unk": "<unk>"}
@@ -58,28 +61,50 @@ propose proposer reviewer speak skip solution correct wrong true false equal let
 "The words of the games and prompts; each is a single token (plain, after a space, capitalised)."
 
 
-def tiny_vocab() -> list[str]:
-    "The `tiny` tokenizer's vocabulary in id order: specials, `▁`, characters, `▁`+characters, words."
+PIECES_FILE = "tiny_pieces.json"
+"The `tiny` tokenizer's domain pieces, learned by BPE from the games' and tasks' texts (`30_domain_tokenizer`), shipped in the package."
+
+@functools.cache
+def domain_pieces() -> tuple[str, ...]:
+    "The learned domain pieces in merge order (none if the package ships no pieces file)."
+    f = importlib.resources.files("marl_llm") / PIECES_FILE
+    return tuple(json.loads(f.read_text(encoding="utf-8"))["pieces"]) if f.is_file() else ()
+
+def tiny_vocab(domain: bool = True, # add the learned domain pieces (False: the word-level vocabulary alone)
+              ) -> list[str]:
+    "The `tiny` tokenizer's vocabulary in id order: specials, `▁`, characters, `▁`+characters, words, domain pieces."
     vocab = list(SPECIAL_TOKENS.values()) + [WORD_START]
     vocab += list(CHARS) + [WORD_START + c for c in CHARS]
     for w in WORDS:
         for form in (w, w.capitalize()):
             vocab += [form, WORD_START + form]
+    if domain: vocab += domain_pieces()
     return list(dict.fromkeys(vocab))
 
 # %% ../nbs/01a_base_model.ipynb #c735f90b
-def build_tiny_tokenizer():
-    "The `tiny` tokenizer (a `PreTrainedTokenizerFast`), built locally from `tiny_vocab()`."
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers
+def tiny_normalizer():
+    "NFKD, then accents stripped: accented letters become ASCII."
+    from tokenizers import normalizers
+    return normalizers.Sequence([normalizers.NFKD(), normalizers.StripAccents()])
+
+def tiny_pre_tokenizer(domain: bool = True): # False: the word-level tokenizer's digits (`▁`, `2` apart)
+    "Spaces become `▁` word starts; every digit stands alone, keeping the `▁` before it (`pot 2 0` -> `▁pot`, `▁2`, `▁0`)."
+    from tokenizers import Regex, pre_tokenizers
+    digits = (pre_tokenizers.Split(Regex(f"{WORD_START}?[0-9]"), behavior="isolated") if domain
+              else pre_tokenizers.Digits(individual_digits=True))
+    return pre_tokenizers.Sequence([
+        pre_tokenizers.Metaspace(replacement=WORD_START, prepend_scheme="never", split=True), digits])
+
+def build_tiny_tokenizer(domain: bool = True): # False: the word-level tokenizer (no learned pieces)
+    "The `tiny` tokenizer (a `PreTrainedTokenizerFast`), built locally from `tiny_vocab(domain)`."
+    from tokenizers import Tokenizer, decoders, models
     from transformers import PreTrainedTokenizerFast
 
-    vocab = {tok: i for i, tok in enumerate(tiny_vocab())}
+    vocab = {tok: i for i, tok in enumerate(tiny_vocab(domain))}
     tok = Tokenizer(models.WordPiece(vocab, unk_token=SPECIAL_TOKENS["unk"],
                                      continuing_subword_prefix="", max_input_chars_per_word=10**6))
-    tok.normalizer = normalizers.Sequence([normalizers.NFKD(), normalizers.StripAccents()])
-    tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Metaspace(replacement=WORD_START, prepend_scheme="never", split=True),
-        pre_tokenizers.Digits(individual_digits=True)])
+    tok.normalizer = tiny_normalizer()
+    tok.pre_tokenizer = tiny_pre_tokenizer(domain)
     tok.decoder = decoders.Metaspace(replacement=WORD_START, prepend_scheme="never", split=True)
     return PreTrainedTokenizerFast(
         tokenizer_object=tok, clean_up_tokenization_spaces=False,
@@ -94,7 +119,11 @@ TINY_CONFIG = dict(hidden_size=192, intermediate_size=512, num_hidden_layers=6,
                    attention_dropout=0.0, initializer_range=0.02)
 "Architecture of the built-in `tiny` backbone (a `transformers.Qwen2Config`; vocab from `tiny_vocab()`)."
 
-BUILTIN_BACKBONES = {"tiny": TINY_CONFIG}
+SMALL_CONFIG = dict(TINY_CONFIG, hidden_size=768, intermediate_size=2048, num_hidden_layers=12,
+                    num_attention_heads=12, num_key_value_heads=4)
+"Architecture of the built-in `small` backbone: ~87 M parameters, the same tokenizer; for GPU checks (`make gpu-check`)."
+
+BUILTIN_BACKBONES = {"tiny": TINY_CONFIG, "small": SMALL_CONFIG}
 "Backbones built locally from a config (name -> Qwen2 config overrides); nothing is downloaded."
 
 def default_cache_dir() -> Path:

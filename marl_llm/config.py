@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['ConfigError', 'arg', 'RunConfig', 'check_device', 'check_backbone', 'config_from_dict', 'load_config', 'parse_bool',
-           'add_arguments', 'describe']
+__all__ = ['DTYPES', 'ConfigError', 'arg', 'RunConfig', 'check_device', 'check_dtype', 'check_backbone', 'config_from_dict',
+           'load_config', 'parse_bool', 'add_arguments', 'describe']
 
 # %% ../nbs/12a_config.ipynb #21750b67
 class ConfigError(ValueError):
@@ -35,12 +35,14 @@ class RunConfig:
     method: str = arg("", "the method this config belongs to (set by the method's config class)")
     backbone: str = arg("tiny", "'tiny' (built locally, no download), a Hugging Face causal-LM id or a local path")
     device: str = arg("cpu", "torch device: cpu, cuda, cuda:N or mps")
+    dtype: str = arg("float32", "dtype of the shared base: float32, bfloat16 (CUDA with bf16, or CPU) or float16 (CUDA)")
     seed: int = arg(0, "seed of everything: new adapters' weights, sampling, environments (>= 0)")
     updates: int = arg(20, "training updates (a TeamTR stage counts as one)")
     group: int = arg(4, "rollouts per start state or task: the group of group-relative credit (>= 2)")
     lr: float = arg(2e-3, "AdamW learning rate of every agent's adapter")
     epochs: int = arg(1, "passes of the clipped update over each update's turns")
-    minibatch: int = arg(64, "turns per forward/backward pass of the update")
+    minibatch: int = arg(64, "turns per forward/backward pass of the update (at most)")
+    minibatch_tokens: int = arg(0, "tokens (padded rows x longest row) per forward/backward pass at most; 0: no token budget")
     loss_level: str = arg("token", "ratio level of the clipped loss: 'token' (PPO/GRPO) or 'sequence' (GSPO)")
     clip_eps: float = arg(0.2, "the ratio is clipped to [1 - clip_eps, 1 + clip_eps_high]")
     clip_eps_high: float | None = arg(None, "upper clip range (DAPO's clip-higher); None: the same as clip_eps")
@@ -71,7 +73,7 @@ class RunConfig:
 
 # %% ../nbs/12a_config.ipynb #2138c934
 _POSITIVE = ("updates", "epochs", "minibatch", "checkpoint_every", "lora_r")
-_NON_NEG = ("seed", "eval_every", "record_episodes", "kl_coef", "ent_coef", "eval_seed", "log_ratio_clamp")
+_NON_NEG = ("seed", "eval_every", "record_episodes", "kl_coef", "ent_coef", "eval_seed", "log_ratio_clamp", "minibatch_tokens")
 
 def _hints(cls) -> dict:
     return typing.get_type_hints(cls)
@@ -113,6 +115,7 @@ def validate(self: RunConfig) -> RunConfig:
     if self.group < 2: raise ConfigError(f"group must be >= 2 for group-relative credit, got {self.group}")
     if self.loss_level not in ("token", "sequence"): raise ConfigError(f"loss_level {self.loss_level!r}; valid: 'token', 'sequence'")
     check_device(self.device)
+    check_dtype(self.dtype, self.device)
     check_backbone(self.backbone)
     self.check()
     return self
@@ -137,6 +140,22 @@ def check_device(device: str # 'cpu', 'cuda', 'cuda:N' or 'mps'
     elif d.type not in ("cpu", "cuda", "mps"):
         raise ConfigError(f"device {device!r}; valid: cpu, cuda, cuda:N, mps")
     return device
+
+DTYPES = ("float32", "bfloat16", "float16")
+"The base dtypes a run can ask for."
+
+def check_dtype(dtype: str,  # 'float32', 'bfloat16' or 'float16'
+                device: str, # the run's device (already checked)
+               ) -> str:
+    "`dtype` if the base can run in it on `device`, else a `ConfigError` saying what would work."
+    import torch
+    if dtype not in DTYPES: raise ConfigError(f"dtype {dtype!r}; valid: {', '.join(DTYPES)}")
+    kind = torch.device(device).type
+    if kind == "cpu" and dtype == "float16":
+        raise ConfigError("dtype 'float16' on cpu: torch's CPU kernels are slow or missing for float16; use float32 or bfloat16")
+    if kind == "cuda" and dtype == "bfloat16" and not torch.cuda.is_bf16_supported():
+        raise ConfigError(f"dtype 'bfloat16' on {device}: this GPU has no bfloat16 support; use float16 or float32")
+    return dtype
 
 # %% ../nbs/12a_config.ipynb #d4c1797e
 def check_backbone(name: str # 'tiny', a local model folder, or a Hugging Face id

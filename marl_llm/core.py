@@ -14,8 +14,8 @@ from typing import Any, Iterable
 import numpy as np
 
 # %% auto #0
-__all__ = ['PLOTLY_JS', 'Turn', 'Episode', 'write_json', 'write_plotly_js', 'write_figure_html', 'seed_everything',
-           'get_rng_state', 'set_rng_state', 'RunDir']
+__all__ = ['PLOTLY_JS', 'Turn', 'Episode', 'write_json', 'write_plotly_js', 'write_figure_html', 'plotly_script', 'figure_html',
+           'use_offline_figures', 'seed_everything', 'get_rng_state', 'set_rng_state', 'peak_rss_mb', 'RunDir']
 
 # %% ../nbs/00_core.ipynb #8b9433d5
 @dataclass
@@ -144,6 +144,42 @@ def write_figure_html(path, fig) -> Path:
     fig.write_html(p, include_plotlyjs=PLOTLY_JS)
     return p
 
+# %% ../nbs/00_core.ipynb #22b83cb6
+def plotly_script(body: str) -> str:
+    "A `<script>` running JS `body` once `window.Plotly` exists, loading `plotly.min.js` from the page's folder if needed."
+    return ("<script>(function(){var run=function(){" + body + "};if(window.Plotly){run();return;}"
+            "var s=document.querySelector('script[data-marl-plotly]');if(!s){s=document.createElement('script');"
+            f"s.src='{PLOTLY_JS}';s.setAttribute('data-marl-plotly','1');document.head.appendChild(s);}}"
+            "s.addEventListener('load',run);})();</script>")
+
+def figure_html(fig,                     # a plotly `Figure` or its dict
+                div_id: str | None = None # the div's id (default: a fresh one)
+               ) -> str:
+    "A plotly figure as an HTML fragment (a div and its script) drawn by the local bundle: no CDN, no kernel."
+    import plotly.io as pio, uuid
+    div = div_id or f"fig-{uuid.uuid4().hex[:10]}"
+    spec = pio.to_json(fig, validate=False, pretty=False)
+    return (f"<div id='{div}' class='plotly-graph-div'></div>" + plotly_script(
+        f"var f={spec};Plotly.newPlot('{div}',f.data,f.layout||{{}},{{responsive:true,displaylogo:false}});"))
+
+# %% ../nbs/00_core.ipynb #421b76a3
+def use_offline_figures() -> None:
+    "Make every figure a notebook shows carry an HTML copy (`figure_html`) next to plotly's mimetype."
+    import plotly.io as pio
+    from plotly.io._base_renderers import MimetypeRenderer
+    class OfflineHTML(MimetypeRenderer):
+        def to_mimebundle(self, fig_dict): return {"text/html": figure_html(fig_dict)}
+    pio.renderers["marl_offline"] = OfflineHTML()
+    pio.renderers.default = "plotly_mimetype+marl_offline"
+
+def _in_kernel() -> bool:
+    try:
+        from IPython import get_ipython
+        return type(get_ipython()).__name__ == "ZMQInteractiveShell"
+    except Exception: return False
+
+if _in_kernel() and not os.environ.get("PLOTLY_RENDERER"): use_offline_figures()
+
 # %% ../nbs/00_core.ipynb #031ae63c
 def seed_everything(seed: int) -> None:
     "Seed python's `random`, numpy's global generator and torch (CPU and CUDA)."
@@ -172,6 +208,13 @@ def set_rng_state(st: dict) -> None:
         import torch
         torch.set_rng_state(st["torch"])
         if "cuda" in st and torch.cuda.is_available(): torch.cuda.set_rng_state_all(st["cuda"])
+
+# %% ../nbs/00_core.ipynb #a9ca101d
+def peak_rss_mb() -> float:
+    "This process's peak resident memory so far, in MiB (Linux reports KiB, macOS bytes)."
+    import resource, sys
+    r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return r / 2**20 if sys.platform == "darwin" else r / 1024
 
 # %% ../nbs/00_core.ipynb #a91374ef
 class RunDir:

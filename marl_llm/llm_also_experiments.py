@@ -28,8 +28,8 @@ ARMS = {"none": {"shaping": None}, "preset": {"shaping": "overcooked"},
         "oneshot": {"validated": False}, "also": {"validated": True}}
 "The experiment's arms: `none` and `preset` are PA-MAGRPO runs, `oneshot` and `also` LLM-ALSO runs."
 
-ALSO_SETTINGS = dict(game="overcooked", layout="cramped_room", horizon=60, envs=2, group=4, rules=False, eval_envs=8,
-                     val_envs=4, validate_every=4, branches=1, branch_updates=2, budget=16, checkpoint_every=1000)
+ALSO_SETTINGS = dict(game="overcooked", layout="cramped_room", horizon=60, envs=1, group=4, rules=False, eval_envs=8,
+                     val_envs=4, validate_every=3, branches=1, branch_updates=2, budget=12, checkpoint_every=1000)
 "The settings of the committed experiment (`data/llm_also.json`); seeds 0, 1, 2."
 
 def also_updates(budget: int, validate_every: int, branches: int, branch_updates: int) -> int:

@@ -14,13 +14,13 @@ from typing import Any, ClassVar, Sequence
 import numpy as np
 import torch
 
-from .core import Episode, Turn, RunDir, seed_everything, write_json, write_figure_html
+from .core import Episode, Turn, RunDir, peak_rss_mb, seed_everything, write_json, write_figure_html
 from .config import RunConfig, ConfigError
 from .backbone import load_backbone, AgentAdapters
 from .checkpoint import Checkpointer, CheckpointError, NonFiniteLoss
 
 # %% auto #0
-__all__ = ['SAFE_ON_RESUME', 'Context', 'make_optimizers', 'flat_stats', 'Method', 'adapter_digest', 'writable',
+__all__ = ['SAFE_ON_RESUME', 'Context', 'throughput', 'make_optimizers', 'flat_stats', 'Method', 'adapter_digest', 'writable',
            'startable_afresh', 'resume_changes', 'record_changes', 'Pipeline', 'fit', 'learning_curve']
 
 # %% ../nbs/12c_pipeline.ipynb #56fa2855
@@ -63,6 +63,17 @@ class Context:
         t = torch.tensor([float(x)], dtype=torch.float64); dist.all_reduce(t)
         return float(t.item() / self.world)
 
+# %% ../nbs/12c_pipeline.ipynb #87958ef2
+def throughput(episodes: Sequence[Episode], # the rollout's episodes
+               seconds: float,               # how long the rollout took
+              ) -> dict:
+    "Decisions (turns) and tokens (prompt + completion) the rollout processed per second, as `time/` metrics."
+    turns = [t for ep in episodes for ts in ep.turns.values() for t in ts]
+    tokens = sum(len(t.prompt_ids or ()) + len(t.completion_ids or ()) for t in turns)
+    s = max(float(seconds), 1e-9)
+    return {"time/decisions_per_s": round(len(turns) / s, 2), "time/tokens_per_s": round(tokens / s, 1),
+            "time/tokens_per_decision": round(tokens / max(len(turns), 1), 1)}
+
 # %% ../nbs/12c_pipeline.ipynb #895356f0
 def make_optimizers(adapters,             # `AgentAdapters`
                     lr: float,            # learning rate
@@ -102,7 +113,7 @@ class Method:
                       ) -> None:
         "The shared base, one adapter and one optimiser per agent: sets `self.bb`, `self.adapters`, `self.optimizers`."
         c = self.cfg
-        self.bb = load_backbone(str(base), device=self.ctx.device, seed=c.seed) if isinstance(base, (str, os.PathLike)) else base
+        self.bb = load_backbone(str(base), device=self.ctx.device, seed=c.seed, dtype=c.dtype) if isinstance(base, (str, os.PathLike)) else base
         self.adapters = AgentAdapters(self.bb, list(names), r=c.lora_r, alpha=c.lora_alpha, seed=c.seed)
         self.optimizers = make_optimizers(self.adapters, c.lr)
     def rollout(self, step: int) -> list[Episode]: raise NotImplementedError
@@ -118,7 +129,7 @@ class Method:
         st = self.update(turns, step)
         t2 = time.perf_counter()
         return {**self.rollout_metrics(eps), **cst, "trained_turns": len(turns), **flat_stats(st),
-                "time/rollout_s": round(t1 - t0, 3), "time/update_s": round(t2 - t1, 3)}
+                "time/rollout_s": round(t1 - t0, 3), "time/update_s": round(t2 - t1, 3), **throughput(eps, t1 - t0)}
 
     def rollout_metrics(self, episodes: list[Episode]) -> dict:
         "Metrics of the training rollouts (default: mean team reward)."
@@ -269,12 +280,14 @@ def _fit(self: Pipeline, until: int | None = None, # last update of this call (d
             row = m.train_step(u)
             if ctx.main and ev(u): row.update(self._evaluate(u))
             row["time/step_s"] = round(time.perf_counter() - t0, 3)
+            row["time/peak_rss_mb"] = round(peak_rss_mb(), 1)
             if phase: row = {"phase": phase, **row}
             self.step = u
             if ctx.main:
                 run.log(u, **row)
-                bar.set_postfix({k: f"{row[k]:.3g}" for k in (m.key_metric, m.eval_metric) if isinstance(row.get(k), (int, float))},
-                                refresh=False)
+                post = {k: f"{row[k]:.3g}" for k in (m.key_metric, m.eval_metric) if isinstance(row.get(k), (int, float))}
+                if row.get("time/decisions_per_s"): post["decisions/s"] = f"{row['time/decisions_per_s']:.0f}"
+                bar.set_postfix(post, refresh=False)
                 bar.update(1)
             if u % cfg.checkpoint_every == 0 or u == last: self.save(u)
     except NonFiniteLoss as e:

@@ -15,7 +15,7 @@ from .core import Episode
 from .options import make_game
 
 # %% auto #0
-__all__ = ['CHOSEN_STYLE', 'KEY_EVENTS', 'prob_bar', 'StepControls', 'EpisodeStepper', 'frame_strip']
+__all__ = ['CHOSEN_STYLE', 'KEY_EVENTS', 'prob_bar', 'StepControls', 'EpisodeStepper', 'frame_strip', 'StaticStepper']
 
 # %% ../nbs/07_stepper.ipynb #e0735b3c
 CHOSEN_STYLE = "font-weight:bold;background:#fff3c4"     # the chosen option's row, a spoken round
@@ -103,12 +103,20 @@ class EpisodeStepper:
             self.fig.data = ()
             self.fig.add_traces(new.data)
             self.fig.layout = new.layout
+        self.header.value, self.agents_html.value = self._header_html(k), self._panel_html(k)
+        self.text.value = f"<pre>{html.escape(self.env.text())}</pre>"
+
+    def _header_html(self, k: int) -> str:
+        "The line above the grid at frame `k`: step, returns so far, the events whose result this frame shows."
+        f = self.frames[k]
         ret = ", ".join(f"{a} {r:g}" for a, r in zip(self.agents, f.get("returns", [])))
         ev = "; ".join(f"{e.get('agent') or 'env'}: {e['kind']}" for e in self._events.get(int(f["t"]), []))
-        self.header.value = (f"<b>step {f['t']}</b> (frame {k + 1}/{len(self.frames)})"
-                             f"{' &nbsp; returns: ' + ret if ret else ''}{' &nbsp; events: ' + html.escape(ev) if ev else ''}")
-        self.agents_html.value = "".join(self._agent_html(i, f) for i in range(len(self.agents)))
-        self.text.value = f"<pre>{html.escape(self.env.text())}</pre>"
+        return (f"<b>step {f['t']}</b> (frame {k + 1}/{len(self.frames)})"
+                f"{' &nbsp; returns: ' + ret if ret else ''}{' &nbsp; events: ' + html.escape(ev) if ev else ''}")
+
+    def _panel_html(self, k: int) -> str:
+        "Every agent's option, menu and probabilities at frame `k`."
+        return "".join(self._agent_html(i, self.frames[k]) for i in range(len(self.agents)))
 
     def _turn_at(self, a: str, t: int):
         "The last decision of agent `a` at or before step `t`."
@@ -180,3 +188,47 @@ def frame_strip(stepper: EpisodeStepper,          # the stepper whose episode to
                       title=dict(text=f"{stepper.episode.meta.get('game', '')} {stepper.episode.meta.get('layout', '') or ''}: key frames "
                                       "(numbers: agents; o/t/d/s: holding an onion, tomato, dish, soup)", y=0.97))
     return fig
+
+# %% ../nbs/07_stepper.ipynb #6b9d6ab3
+import json as _json
+import plotly.io as pio
+from .core import plotly_script, write_plotly_js
+
+class StaticStepper:
+    "The stepper as a self-contained HTML fragment: frames stored as data, stepped by plain JS buttons and a slider."
+    def __init__(self, stepper: EpisodeStepper,  # the stepper whose episode to play
+                 every: int = 1):                # keep every `every`-th frame (and the last)
+        if not isinstance(every, int) or every < 1: raise ValueError(f"every must be a positive int, got {every!r}")
+        n = len(stepper.frames)
+        self.keep = sorted({*range(0, n, every), n - 1})
+        self.data = [dict(fig=_json.loads(pio.to_json(stepper._figure(k), validate=False)), header=stepper._header_html(k),
+                          panel=stepper._panel_html(k), pos=stepper.frames[k]["state"].get("pos")) for k in self.keep]
+        ep = stepper.episode.meta
+        self.title = f"{ep.get('game', '')} {ep.get('layout', '') or ''}".strip()
+
+    def html(self, div_id: str = "stepper") -> str:
+        "The fragment: controls, header, grid and agent panel; its script draws frame 0."
+        b = "<button data-go='{}' style='min-width:40px'>{}</button>"
+        ctl = (b.format("first", "|◀") + b.format("prev", "◀") +
+               f"<input type='range' min='0' max='{len(self.data) - 1}' value='0' style='width:360px;vertical-align:middle'>" +
+               b.format("next", "▶") + b.format("last", "▶|"))
+        js = (f"var F={_json.dumps(self.data, separators=(',', ':'))};var R=document.getElementById('{div_id}');"
+              "var S=R.querySelector('input'),G=R.querySelector('.grid'),k=0;"
+              "function show(j){k=Math.max(0,Math.min(F.length-1,j));S.value=k;R.querySelector('.hdr').innerHTML=F[k].header;"
+              "R.querySelector('.panel').innerHTML=F[k].panel;Plotly.react(G,F[k].fig.data,F[k].fig.layout,{displaylogo:false});}"
+              "R.querySelectorAll('button').forEach(function(x){x.onclick=function(){var g=x.dataset.go;"
+              "show(g=='first'?0:g=='last'?F.length-1:g=='next'?k+1:k-1);};});"
+              "S.oninput=function(){show(+S.value);};show(0);")
+        return (f"<div id='{div_id}' class='marl-stepper' style='font-family:sans-serif;font-size:13px'>"
+                f"<div>{ctl}</div><div class='hdr' style='margin:6px 0'></div>"
+                "<div style='display:flex;align-items:flex-start'><div class='grid'></div><div class='panel'></div></div></div>"
+                + plotly_script(js))
+
+    def _repr_html_(self): return self.html(f"stepper-{id(self):x}")
+
+    def save(self, path) -> Path:
+        "A page of its own (`plotly.min.js` written beside it): opens offline in any browser."
+        p = Path(path); write_plotly_js(p.parent)
+        p.write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(self.title)} episode</title>"
+                     f"</head><body>{self.html()}</body></html>", encoding="utf-8")
+        return p

@@ -29,8 +29,13 @@ def _seed_from(generator: torch.Generator | None) -> None:
 
 @torch.no_grad()
 def sample_texts(adapters, agents: Sequence[str], prompts: Sequence[str], max_new_tokens: int = 32,
-                 temperature: float = 1.0, greedy: bool = False, generator: torch.Generator | None = None) -> list[Sample]:
-    "Sample a completion for every (agent, prompt) row in one batched generate; behaviour log-probs included."
+                 temperature: float = 1.0, greedy: bool = False, generator: torch.Generator | None = None,
+                 score: bool = True) -> list[Sample]:
+    """Sample a completion for every (agent, prompt) row in one batched generate; behaviour log-probs included.
+
+    `score=False` skips the behaviour re-scoring forward (`logprobs` stay empty): the shared update then takes
+    the detached current log-probs as the old ones, which is exact when the batch is used for one epoch in one
+    optimiser step (as TRL's GRPO does with one iteration)."""
     if len(agents) != len(prompts): raise ValueError(f"{len(agents)} agents for {len(prompts)} prompts")
     if not prompts: return []
     bb = adapters.backbone
@@ -51,6 +56,7 @@ def sample_texts(adapters, agents: Sequence[str], prompts: Sequence[str], max_ne
         if not comp: comp = [eos]
         ids = enc["input_ids"][k][enc["attention_mask"][k].bool()].tolist()
         samples.append(Sample(a, ids, comp, bb.tokenizer.decode(comp, skip_special_tokens=True)))
+    if not score: return samples
     lp, mask = completion_logprobs(adapters, list(agents), [s.prompt_ids for s in samples],
                                    [s.completion_ids for s in samples], temperature=1.0 if greedy else temperature)
     for s, row, m in zip(samples, lp.tolist(), mask.tolist()):
@@ -61,23 +67,27 @@ def sample_texts(adapters, agents: Sequence[str], prompts: Sequence[str], max_ne
 def completion_logits(adapters, agents: Sequence[str] | str, prompt_ids: Sequence[Sequence[int]],
                       completion_ids: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
     """Logits `[B, Tc, V]` of the distribution over each completion token (position `j` predicts
-    `completion_ids[i][j]`) given its prompt, row `i` under `agents[i]` (or '__base__'), in one forward; and the mask `[B, Tc]`."""
+    `completion_ids[i][j]`) given its prompt, row `i` under `agents[i]` (or '__base__'), in one forward; and the mask `[B, Tc]`.
+
+    Rows are left-padded so that every completion ends at the last column: the LM head then runs only
+    on the last `Tc + 1` positions (not the prompts'), and one gather lays each row's logits out from column 0."""
     bb = adapters.backbone
     B = len(prompt_ids)
+    lens = [len(c) for c in completion_ids]
     T = max(len(p) + len(c) for p, c in zip(prompt_ids, completion_ids))
-    Tc = max(len(c) for c in completion_ids)
+    Tc = max(lens)
     ids = torch.full((B, T), bb.tokenizer.pad_token_id, dtype=torch.long)
     att = torch.zeros((B, T), dtype=torch.long)
     for k, (p, c) in enumerate(zip(prompt_ids, completion_ids)):
         row = list(p) + list(c)
-        ids[k, :len(row)] = torch.tensor(row); att[k, :len(row)] = 1
-    logits = adapters.logits(agents, ids.to(bb.device), att.to(bb.device)).float()
-    out = logits.new_zeros((B, Tc, logits.shape[-1]))
-    mask = torch.zeros((B, Tc), dtype=torch.bool, device=logits.device)
-    for k, (p, c) in enumerate(zip(prompt_ids, completion_ids)):
-        s = len(p) - 1                                            # logits at s predict the first completion token
-        out[k, :len(c)] = logits[k, s:s + len(c)]; mask[k, :len(c)] = True
-    return out, mask
+        ids[k, T - len(row):] = torch.tensor(row); att[k, T - len(row):] = 1
+    logits = adapters.logits(agents, ids.to(bb.device), att.to(bb.device), logits_to_keep=Tc + 1)[:, :-1].float()
+    n = torch.tensor(lens, device=logits.device)
+    j = torch.arange(Tc, device=logits.device)
+    mask = j[None, :] < n[:, None]                                     # [B, Tc]: real completion tokens
+    src = (Tc - n[:, None] + j[None, :]).clamp(max=Tc - 1)            # column of token j of row k in the kept block
+    out = logits.gather(1, src[..., None].expand(-1, -1, logits.shape[-1]))
+    return out * mask[..., None], mask
 
 def completion_logprobs(adapters, agents: Sequence[str] | str, prompt_ids: Sequence[Sequence[int]],
                         completion_ids: Sequence[Sequence[int]], temperature: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:

@@ -18,7 +18,7 @@ from .checkpoint import check_finite
 from .text_rl import completion_logprobs
 
 # %% auto #0
-__all__ = ['LogProbFn', 'collate_menu', 'menu_logprob_fn', 'text_logprob_fn', 'per_agent_update']
+__all__ = ['LogProbFn', 'collate_menu', 'menu_logprob_fn', 'text_logprob_fn', 'turn_tokens', 'minibatches', 'per_agent_update']
 
 # %% ../nbs/12b_update.ipynb #604c6ffe
 LogProbFn = Callable[[Sequence[Turn], "Sequence[str] | str"], "tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]"]
@@ -74,6 +74,24 @@ def _unpad(x: torch.Tensor, mask: torch.Tensor | None) -> list:
     if mask is None: return x[:, 0].tolist()
     return [[v for v, m in zip(r, mr) if m] for r, mr in zip(x.tolist(), mask.tolist())]
 
+def turn_tokens(t: Turn) -> int:
+    "Tokens of a turn's forward: its prompt and completion."
+    return len(t.prompt_ids or ()) + len(t.completion_ids or ())
+
+def minibatches(order: Sequence[int],  # turn indices in the shuffled order
+                turns: Sequence[Turn],  # the turns they index
+                rows: int,              # at most this many turns per minibatch
+                tokens: int = 0,        # at most this many padded tokens (rows x longest) per minibatch; 0: no budget
+               ) -> list[list[int]]:
+    "Consecutive minibatches of `order`: `rows` turns each, cut earlier where the padded batch would pass `tokens`."
+    out, cur, longest = [], [], 0
+    for j in order:
+        n = turn_tokens(turns[j])
+        if cur and (len(cur) >= rows or (tokens and (len(cur) + 1) * max(longest, n) > tokens)):
+            out.append(cur); cur, longest = [], 0
+        cur.append(j); longest = max(longest, n)
+    return out + [cur] if cur else out
+
 def per_agent_update(turns: Sequence[Turn],   # turns with `info['adv']` (NaN / missing: skipped)
                      logprobs: LogProbFn,     # `menu_logprob_fn(policy)` or `text_logprob_fn(adapters)`
                      optimizers: dict,        # agent -> its optimiser
@@ -81,7 +99,7 @@ def per_agent_update(turns: Sequence[Turn],   # turns with `info['adv']` (NaN / 
                      cfg,                     # a `RunConfig`: epochs, minibatch, loss_level, clip_eps(_high), kl/ent_coef, max_grad_norm, seed
                      step: int = 0,           # the update index (seeds the shuffle; named in errors)
                      all_reduce: Callable | None = None, # averages gradients across ranks (`accelerate`)
-                     old: Callable | None = None,        # turn -> its old log-prob(s) (default: `turn.logprob`, the behaviour policy)
+                     old: Callable | None = None,        # turn -> its old log-prob(s) (default: `turn.logprob`, the behaviour policy; None/[]: the current, detached)
                      weights: Sequence[float] | None = None, # per-turn multipliers of the advantage
                      accumulate: bool = False, # one optimiser step per epoch over all minibatches
                      epochs: int | None = None, # override `cfg.epochs`
@@ -113,12 +131,14 @@ def per_agent_update(turns: Sequence[Turn],   # turns with `info['adv']` (NaN / 
         order = rng.permutation(len(turns)).tolist()                     # (2) seeded shuffle
         if accumulate:
             for o in optimizers.values(): o.zero_grad(set_to_none=True)
-        for k in range(0, len(order), mb):
-            idx = order[k:k + mb]
+        for idx in minibatches(order, turns, mb, getattr(cfg, "minibatch_tokens", 0)):
             sub = [turns[j] for j in idx]
             agents = [t.agent for t in sub]
             lp, mask, ent = logprobs(sub, agents)                        # (3) one forward, every agent's rows
-            old_lp = _rows([old(t) for t in sub], lp)
+            olds = [old(t) for t in sub]                                 # none recorded: the detached current log-probs
+            fresh = [o is None or (isinstance(o, (list, tuple)) and not o) for o in olds]   # (exact for one epoch in one step)
+            old_lp = _rows([0.0 if f else o for o, f in zip(olds, fresh)], lp)
+            if any(fresh): old_lp = torch.where(torch.tensor(fresh, device=lp.device)[:, None], lp.detach(), old_lp)
             ref = _rows([t.info["ref_logp"] for t in sub], lp) if cfg.kl_coef > 0 else None
             adv = torch.tensor([t.info["adv"] * w[j] for t, j in zip(sub, idx)], dtype=lp.dtype, device=lp.device)
             total, here = 0.0, sorted(set(agents))

@@ -48,6 +48,8 @@ CASES = [
     (["train", "--temperature", "0"], ["temperature", "0"]),
     (["train", "--device", "bogus"], ["bogus"]),
     (["train", "--device", "cuda"], ["cuda", "no CUDA GPU"]),
+    (["train", "--backbone", "small", "--dtype", "float16"], ["float16", "cpu", "use float32 or bfloat16"]),
+    (["train", "--dtype", "float8"], ["dtype", "float8", "float32, bfloat16, float16"]),
     (["train", "--lr", "-1"], ["lr", "-1"]),
     (["train", "--lr", "fast"], ["--lr", "'fast'"]),
     (["train", "--lora-r", "0"], ["lora_r", "0"]),

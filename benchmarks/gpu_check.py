@@ -1,0 +1,157 @@
+"""The GPU check, ready for when a GPU is lent (`make gpu-check`, <= 8 minutes, nothing downloaded).
+
+On the built-in `small` backbone (~78 M parameters, random init, the `tiny` tokenizer) in bfloat16 on CUDA:
+1. a mixed-adapter batch equals each agent's rows run alone (max |logit difference|, per dtype tolerance);
+2. 3 updates of PA-MAGRPO (Overcooked, options) and 3 of a text method (TRACER) through the one pipeline,
+   every metric finite, seconds per update;
+3. option decisions/s of batched scoring (ONE forward for every agent x env) vs the per-agent
+   generate-and-parse loop, at 2 agents x 16 envs and 8 agents x 64 envs (the >= 10x target lives here);
+4. peak GPU memory. Everything goes to one JSON (`--out`, default `$OUT/gpu_check.json` or benchmarks/results/).
+
+CI runs it at tiny size on CPU (`tests/test_gpu_check.py`: `--backbone tiny --device cpu --quick`).
+
+    make gpu-check                                                     # small, cuda, bfloat16
+    python benchmarks/gpu_check.py --backbone tiny --device cpu --quick  # the CPU smoke run
+"""
+from __future__ import annotations
+
+import argparse, json, math, os, sys, tempfile, time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def mixed_equals_alone(bb, agents: int = 4) -> dict:
+    "Logits of a batch whose rows use different adapters vs each agent's rows alone (non-zero LoRA weights)."
+    import torch
+    from marl_llm.backbone import AgentAdapters
+    names = [f"agent_{i}" for i in range(agents)]
+    ad = AgentAdapters(bb, names, seed=0)
+    g = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for n in names:
+            for p in ad.parameters(n): p.copy_(torch.randn(p.shape, generator=g) * 0.02)
+    enc = bb.encode([f"agent {i} holds an onion; pot 2 0 has {i} onions" for i in range(2 * agents)])
+    rows = [names[i % agents] for i in range(2 * agents)]
+    with torch.no_grad():
+        mixed = ad.logits(rows, enc["input_ids"], enc["attention_mask"]).float()
+        alone = torch.zeros_like(mixed)
+        for n in names:
+            idx = [i for i, r in enumerate(rows) if r == n]
+            alone[idx] = ad.logits(n, enc["input_ids"][idx], enc["attention_mask"][idx]).float()
+        base = ad.logits("__base__", enc["input_ids"], enc["attention_mask"]).float()
+    m = enc["attention_mask"].bool()
+    diff = float((mixed - alone).abs()[m].max())
+    moved = float((mixed - base).abs()[m].max())                          # the adapters do change the logits
+    tol = 1e-4 if bb.model.dtype == torch.float32 else 5e-2
+    return {"agents": agents, "rows": len(rows), "max_abs_diff": diff, "tolerance": tol, "adapter_effect": moved,
+            "ok": diff <= tol and moved > 10 * tol}
+
+
+def three_updates(method: str, backbone: str, device: str, dtype: str, out: Path, quick: bool) -> dict:
+    "3 updates of a method through `fit`; seconds per update and whether every metric is finite."
+    from marl_llm.pipeline import fit
+    if method == "pa-magrpo":
+        from marl_llm.pa_magrpo import PAMAGRPO, PAMAGRPOConfig
+        m = PAMAGRPO(PAMAGRPOConfig(backbone=backbone, device=device, dtype=dtype, updates=3, envs=2 if quick else 8,
+                                    group=2 if quick else 4, horizon=30 if quick else 80, eval_every=0, checkpoint_every=1000,
+                                    record_episodes=0, rules=False))
+    else:
+        from marl_llm.tracer import TRACER, TRACERConfig
+        m = TRACER(TRACERConfig(backbone=backbone, device=device, dtype=dtype, updates=3, tasks_per_update=2 if quick else 16,
+                                group=2 if quick else 4, rounds=3, eval_every=0, checkpoint_every=1000, sft_steps=0))
+    t0 = time.perf_counter()
+    rows = fit(m, out / method, quiet=True)
+    train = [r for r in rows if r["step"] > 0]
+    vals = [v for r in train for k, v in r.items() if isinstance(v, float) and not k.startswith("time")]
+    return {"updates": len(train), "s_per_update": round((time.perf_counter() - t0) / max(len(train), 1), 3),
+            "finite": all(math.isfinite(v) for v in vals), "last": {k: v for k, v in train[-1].items() if not k.startswith("time")}}
+
+
+def decisions_per_s(bb, agents: int, envs: int, repeats: int, max_new_tokens: int = 6) -> dict:
+    "Batched scoring vs per-agent generate-and-parse on the same Overcooked decision points (`agents` adapters, `envs` per agent)."
+    from marl_llm.backbone import AgentAdapters
+    from marl_llm.option_env import OptionEnv
+    from marl_llm.option_rollout import compact_obs, short_refs
+    from marl_llm.policy import MenuPolicy, Request
+    names = [f"agent_{i}" for i in range(agents)]
+    oenv = OptionEnv("overcooked", "cramped_room", n_envs=max(1, agents * envs // 2), seed=0)
+    ds = oenv.reset()[:agents * envs]
+    reqs = [Request(names[k % agents], compact_obs(oenv.library, oenv.envs[d.env], d.agent), [short_refs(m) for m in d.labels])
+            for k, d in enumerate(ds)]
+    ad = AgentAdapters(bb, names, init_lora_weights=False)
+    scoring, gen = MenuPolicy(ad, mode="scoring", seed=0), MenuPolicy(ad, mode="generation", max_new_tokens=max_new_tokens, seed=0)
+    scoring.decide(reqs); gen.decide(reqs[:1])                                 # warm up
+    sync = _sync(bb.device)
+    best = {"batched": float("inf"), "loop": float("inf")}
+    for _ in range(repeats):
+        for name, fn in (("batched", lambda: scoring.decide(reqs)), ("loop", lambda: [gen.decide([r])[0] for r in reqs])):
+            sync(); t0 = time.perf_counter(); fn(); sync(); best[name] = min(best[name], time.perf_counter() - t0)
+    n = len(reqs)
+    return {"agents": agents, "envs_per_agent": envs, "decisions": n, "batched_per_s": round(n / best["batched"], 1),
+            "loop_per_s": round(n / best["loop"], 1), "speedup": round(best["loop"] / best["batched"], 1)}
+
+
+def _sync(device):
+    import torch
+    return torch.cuda.synchronize if str(device).startswith("cuda") else (lambda: None)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--backbone", default="small")
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--dtype", default=None, help="default: bfloat16 on CUDA with bf16 support, else float32")
+    ap.add_argument("--quick", action="store_true", help="small sizes (the CPU smoke run CI does)")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--out", default=None)
+    a = ap.parse_args(argv)
+    import torch
+    from marl_llm.backbone import load_backbone
+    from marl_llm.config import ConfigError, check_device, check_dtype
+    try:
+        check_device(a.device)
+        dtype = a.dtype or ("bfloat16" if a.device.startswith("cuda") and torch.cuda.is_bf16_supported() else "float32")
+        check_dtype(dtype, a.device)
+    except ConfigError as e: sys.exit(f"gpu_check: {e}")
+    out = Path(a.out or (Path(os.environ["OUT"]) / "gpu_check.json" if os.environ.get("OUT") else ROOT / "benchmarks" / "results" / "gpu_check.json"))
+    cuda = a.device.startswith("cuda")
+    if cuda: torch.cuda.reset_peak_memory_stats()
+    t_start = time.perf_counter()
+    res = {"backbone": a.backbone, "device": a.device, "dtype": dtype, "torch": torch.__version__,
+           "gpu": torch.cuda.get_device_name() if cuda else None}
+
+    def save():
+        res["seconds"] = round(time.perf_counter() - t_start, 1)
+        if cuda: res["peak_gpu_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
+        out.parent.mkdir(parents=True, exist_ok=True); out.write_text(json.dumps(res, indent=1, default=str))
+
+    bb = load_backbone(a.backbone, device=a.device, dtype=dtype)
+    res["parameters_m"] = round(bb.num_parameters / 1e6, 2)
+    res["mixed_equals_alone"] = mixed_equals_alone(bb); save()
+    print("mixed-adapter batch vs alone:", res["mixed_equals_alone"], flush=True)
+    del bb
+    with tempfile.TemporaryDirectory() as d:
+        for method in ("pa-magrpo", "tracer"):
+            res[method] = three_updates(method, a.backbone, a.device, dtype, Path(d), a.quick); save()
+            print(method, {k: v for k, v in res[method].items() if k != "last"}, flush=True)
+    sizes = [(2, 4), (4, 8)] if a.quick else [(2, 16), (8, 64)]
+    res["decisions"] = []
+    for agents, envs in sizes:
+        bb = load_backbone(a.backbone, device=a.device, dtype=dtype)           # one AgentAdapters per loaded base
+        res["decisions"].append(decisions_per_s(bb, agents, envs, 1 if a.quick else a.repeats)); save()
+        print("decisions/s:", res["decisions"][-1], flush=True)
+    save()
+    ok = res["mixed_equals_alone"]["ok"] and all(res[m]["finite"] and res[m]["updates"] == 3 for m in ("pa-magrpo", "tracer"))
+    print(f"\n| check | result |\n|---|---|")
+    print(f"| mixed batch = alone | max diff {res['mixed_equals_alone']['max_abs_diff']:.2e} (tol {res['mixed_equals_alone']['tolerance']}) |")
+    for m in ("pa-magrpo", "tracer"): print(f"| {m}: 3 updates | {res[m]['s_per_update']} s/update, finite: {res[m]['finite']} |")
+    for r in res["decisions"]:
+        print(f"| {r['agents']} agents x {r['envs_per_agent']} | batched {r['batched_per_s']}/s vs loop {r['loop_per_s']}/s = {r['speedup']}x |")
+    if cuda: print(f"| peak GPU memory | {res['peak_gpu_mb']} MiB |")
+    print(f"| total | {res['seconds']} s |\nwritten: {out}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
