@@ -10,7 +10,7 @@ TORCH  ?= torch==2.13.0
 export JUPYTER_PATH := $(CURDIR)/$(VENV)/share/jupyter
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: setup run test sync-check clean-venv ref-venv docs browser gpu-check
+.PHONY: setup run test sync-check clean-venv ref-venv docs browser gpu-check peers-venv
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
@@ -66,6 +66,14 @@ browser:
 # results in $$OUT/gpu_check.json when OUT is set (the device tool), else benchmarks/results/. CI runs it at tiny size on CPU.
 gpu-check: setup
 	$(BIN)/python benchmarks/gpu_check.py --backbone small --device cuda
+
+# CoMLRL for benchmarks/peers.py: its own venv (it pulls openai and wandb) reusing .venv's torch/transformers/peft.
+peers-venv: setup
+	test -x .venv-comlrl/bin/python || $(PYTHON) -m venv .venv-comlrl
+	echo '*' > .venv-comlrl/.gitignore
+	$(BIN)/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > \
+	  "$$(.venv-comlrl/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/_main_venv.pth"
+	.venv-comlrl/bin/pip install -q comlrl==1.4.3
 
 clean-venv:
 	rm -rf $(VENV)

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def main(argv=None):
-    from marl_llm.llm_also_experiments import ALSO_SETTINGS, ARMS, run_also_experiment
+    from marl_llm.llm_also_experiments import ALSO_SETTINGS, ARMS, also_table, run_also_experiment
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--arms", nargs="+", default=list(ARMS), choices=list(ARMS))
@@ -31,11 +31,7 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as tmp:
         res = run_also_experiment(Path(args.work or tmp), seeds=args.seeds, arms={a: ARMS[a] for a in args.arms},
                                   json_path=args.out, quiet=False, **settings)
-    print(f"\n{'arm':8s} | {'final sparse return':>19s} | {'soup runs':>9s} | {'first soup':>10s} | {'compute':>7s} | {'in branches':>11s} | promoted")
-    for arm, s in res["summary"].items():
-        fs = f"{s['first_soup']:.1f}" if s["first_soup"] is not None else "—"
-        print(f"{arm:8s} | {s['mean']:10.2f} ± {s['std']:6.2f} | {s['soup_runs']:>9d} | {fs:>10s} | {s['compute']:7.0f} | "
-              f"{s['branch_share']:11.2f} | {s['promoted']}/{s['validations']}")
+    print("\n" + also_table(res))
     print(f"written: {args.out}")
 
 

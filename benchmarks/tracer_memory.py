@@ -27,16 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def peak_mb() -> float:
-    "Peak resident set size of this process in MiB (Linux reports KiB)."
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def rss_mb() -> float:
-    "Resident set size of this process now, in MiB."
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"): return int(line.split()[1]) / 1024
-    return float("nan")
+from marl_llm.core import peak_rss_mb as peak_mb, rss_mb   # VmHWM / VmRSS: a child's own peak, not its parent's
 
 
 def build_local(folder: Path, hidden: int, layers: int, seed: int = 0) -> Path:

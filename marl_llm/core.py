@@ -15,7 +15,8 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['PLOTLY_JS', 'Turn', 'Episode', 'write_json', 'write_plotly_js', 'write_figure_html', 'plotly_script', 'figure_html',
-           'use_offline_figures', 'seed_everything', 'get_rng_state', 'set_rng_state', 'peak_rss_mb', 'RunDir']
+           'use_offline_figures', 'seed_everything', 'get_rng_state', 'set_rng_state', 'peak_rss_mb', 'rss_mb',
+           'RunDir']
 
 # %% ../nbs/00_core.ipynb #8b9433d5
 @dataclass
@@ -210,11 +211,27 @@ def set_rng_state(st: dict) -> None:
         if "cuda" in st and torch.cuda.is_available(): torch.cuda.set_rng_state_all(st["cuda"])
 
 # %% ../nbs/00_core.ipynb #a9ca101d
+def _proc_status_mb(key: str) -> float | None:
+    "A `VmXXX:` line of /proc/self/status in MiB (None where there is no /proc)."
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(key + ":"): return int(line.split()[1]) / 1024
+    except OSError: pass
+    return None
+
 def peak_rss_mb() -> float:
-    "This process's peak resident memory so far, in MiB (Linux reports KiB, macOS bytes)."
+    """This process's peak resident memory so far, in MiB: Linux's VmHWM (not `ru_maxrss`, which a child
+    inherits from its parent's size across fork and exec), else `ru_maxrss` (macOS reports bytes)."""
+    v = _proc_status_mb("VmHWM")
+    if v is not None: return v
     import resource, sys
     r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return r / 2**20 if sys.platform == "darwin" else r / 1024
+
+def rss_mb() -> float:
+    "This process's resident memory now, in MiB (NaN where there is no /proc)."
+    v = _proc_status_mb("VmRSS")
+    return float("nan") if v is None else v
 
 # %% ../nbs/00_core.ipynb #a91374ef
 class RunDir:

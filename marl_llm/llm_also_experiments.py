@@ -1,4 +1,4 @@
-"""Sparse-reward Overcooked at equal total compute (branch updates count): LLM-ALSO with the rule-based critic and generator against no shaping, the fixed `overcooked` preset and unvalidated one-shot proposals — held-out sparse return ± std over 3 seeds, updates to the first soup, and the share of compute spent in branches.
+"""Sparse-reward Overcooked and Cleanup at equal total compute (branch updates count): LLM-ALSO with the rule-based critic and generator against no shaping, the game's fixed preset and unvalidated one-shot proposals — held-out sparse return ± std over 3 seeds, updates to the first soup, and the share of compute spent in branches.
 
 Docs: https://marl-llm.github.io/marl_llm/llm_also_experiment.html.md"""
 
@@ -21,12 +21,13 @@ from .llm_also import LLMALSO, LLMALSOConfig
 from .teamtr_experiments import round_floats
 
 # %% auto #0
-__all__ = ['ARMS', 'ALSO_SETTINGS', 'also_updates', 'run_also_experiment', 'summarise_also', 'also_experiment_figure']
+__all__ = ['ARMS', 'ALSO_SETTINGS', 'also_updates', 'run_also_experiment', 'summarise_also', 'also_table',
+           'also_experiment_figure']
 
 # %% ../nbs/29_llm_also_experiment.ipynb #5648fe6c
-ARMS = {"none": {"shaping": None}, "preset": {"shaping": "overcooked"},
+ARMS = {"none": {"shaping": None}, "preset": {"shaping": "<game>"},
         "oneshot": {"validated": False}, "also": {"validated": True}}
-"The experiment's arms: `none` and `preset` are PA-MAGRPO runs, `oneshot` and `also` LLM-ALSO runs."
+"The experiment's arms: `none` and `preset` (the game's own shaping preset) are PA-MAGRPO runs, `oneshot` and `also` LLM-ALSO runs."
 
 ALSO_SETTINGS = dict(game="overcooked", layout="cramped_room", horizon=60, envs=1, group=4, rules=False, eval_envs=8,
                      val_envs=4, validate_every=3, branches=1, branch_updates=2, budget=12, checkpoint_every=1000)
@@ -58,6 +59,7 @@ def run_also_experiment(out: str | Path,                 # folder for every run
     for sd in seeds:
         for arm, kw in arms.items():
             t0 = time.time()
+            kw = {k: (s["game"] if v == "<game>" else v) for k, v in kw.items()}
             if "validated" in kw:
                 n = also_updates(budget, s["validate_every"], s["branches"], s["branch_updates"]) if kw["validated"] else budget
                 cfg = LLMALSOConfig(**base, **{k: s[k] for k in also_only}, **kw, updates=n, seed=sd, eval_every=s["validate_every"])
@@ -99,6 +101,18 @@ def summarise_also(res: dict) -> dict:
                         promoted=sum(v["adopted"] not in ("control", None) for r in runs for v in r["validations"]),
                         validations=sum(len(r["validations"]) for r in runs))
     return out
+
+# %% ../nbs/29_llm_also_experiment.ipynb #8ed9edc6
+def also_table(res: dict) -> str:
+    "The committed experiment's table: per arm final held-out sparse return, soups, first soup, compute, branch share, promotions."
+    head = f"{'arm':8s} {'final mean ± std':>17s} {'soup runs':>9s} {'first soup':>10s} {'compute':>8s} {'branches':>8s} {'promoted':>9s}   per seed"
+    rows = [head]
+    for arm, s_ in summarise_also(res).items():
+        fs = f"{s_['first_soup']:.1f}" if s_["first_soup"] is not None else "—"
+        rows.append(f"{arm:8s} {s_['mean']:9.2f} ± {s_['std']:5.2f} {s_['soup_runs']:>9d} {fs:>10s} {s_['compute']:8.0f} "
+                    f"{s_['branch_share']:8.2f} {s_['promoted']:>4d}/{s_['validations']:<4d}   "
+                    + ", ".join(f"s{a}: {b:.1f}" for a, b in zip(s_["seeds"], s_["final"])))
+    return "\n".join(rows)
 
 # %% ../nbs/29_llm_also_experiment.ipynb #98d2dcce
 def also_experiment_figure(res: dict, title: str = "LLM-ALSO at equal compute") -> go.Figure:
