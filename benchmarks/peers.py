@@ -73,6 +73,7 @@ LABEL = {"trl": "TRL GRPOTrainer (LoRA, grad ckpt on: default)", "trl-nockpt": "
 PARTS = ("generate", "forward (no grad)", "forward (grad)", "backward", "optimizer step")
 
 
+sys.path.insert(0, str(ROOT))                                   # the CoMLRL venv sees the repo, not the editable install
 from marl_llm.core import peak_rss_mb as peak_mb, rss_mb   # VmHWM / VmRSS: a child's own peak, not its parent's
 
 
