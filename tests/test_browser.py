@@ -122,3 +122,20 @@ def test_static_stepper_steps_offline(tmp_path):
         assert header().startswith(f"step {ep.frames[0]['t']} (frame 1/")
         page.screenshot(path=str(tmp_path / "stepper.png"), full_page=True)
         browser.close()
+
+
+def test_plain_nbconvert_keeps_the_figures(docs_site, tmp_path):
+    "An executed notebook converted by plain nbconvert (no marl_llm post-processing) still draws its figures offline."
+    import nbformat
+    from nbconvert import HTMLExporter
+    from marl_llm.core import write_plotly_js
+    site, _ = docs_site
+    nb = nbformat.read(site.parent / "executed" / "05_options.ipynb", as_version=4)
+    html_copies = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+                   if "application/vnd.plotly.v1+json" in o.get("data", {})]
+    assert html_copies and all("Plotly.newPlot" in o["data"].get("text/html", "") for o in html_copies)
+    body, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
+    page = tmp_path / "05_options.html"
+    page.write_text(body, encoding="utf-8"); write_plotly_js(tmp_path)
+    counts = drawn_figures(rendered(page, tmp_path / "05_plain.png"))
+    assert len(counts) == len(html_copies) and all(c > 0 for c in counts), counts
