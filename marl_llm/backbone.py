@@ -237,8 +237,7 @@ def _routed(self: AgentAdapters, names: Sequence[str]) -> Iterator[dict]:
     if any(n != first for n in names):
         yield {"adapter_names": list(names)}
     elif first == BASE:
-        with self.model.disable_adapter(): yield {}
-        self._all_trainable()
+        with self.reference(): yield {}
     else:
         prev = self.model.active_adapter
         self.model.set_adapter(first)

@@ -18,6 +18,7 @@ from .core import Episode, Turn, RunDir, peak_rss_mb, seed_everything, write_jso
 from .config import RunConfig, ConfigError
 from .backbone import load_backbone, AgentAdapters
 from .checkpoint import Checkpointer, CheckpointError, NonFiniteLoss
+from .update import turn_tokens
 
 # %% auto #0
 __all__ = ['SAFE_ON_RESUME', 'Context', 'throughput', 'make_optimizers', 'flat_stats', 'Method', 'adapter_digest', 'writable',
@@ -69,7 +70,7 @@ def throughput(episodes: Sequence[Episode], # the rollout's episodes
               ) -> dict:
     "Decisions (turns) and tokens (prompt + completion) the rollout processed per second, as `time/` metrics."
     turns = [t for ep in episodes for ts in ep.turns.values() for t in ts]
-    tokens = sum(len(t.prompt_ids or ()) + len(t.completion_ids or ()) for t in turns)
+    tokens = sum(map(turn_tokens, turns))
     s = max(float(seconds), 1e-9)
     return {"time/decisions_per_s": round(len(turns) / s, 2), "time/tokens_per_s": round(tokens / s, 1),
             "time/tokens_per_decision": round(tokens / max(len(turns), 1), 1)}

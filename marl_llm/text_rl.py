@@ -67,7 +67,8 @@ def sample_texts(adapters, agents: Sequence[str], prompts: Sequence[str], max_ne
 def completion_logits(adapters, agents: Sequence[str] | str, prompt_ids: Sequence[Sequence[int]],
                       completion_ids: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
     """Logits `[B, Tc, V]` of the distribution over each completion token (position `j` predicts
-    `completion_ids[i][j]`) given its prompt, row `i` under `agents[i]` (or '__base__'), in one forward; and the mask `[B, Tc]`.
+    `completion_ids[i][j]`) given its prompt, row `i` under `agents[i]` (or '__base__'), in one forward; and the mask `[B, Tc]`
+    (positions off the mask hold arbitrary logits: every consumer masks them).
 
     Rows are left-padded so that every completion ends at the last column: the LM head then runs only
     on the last `Tc + 1` positions (not the prompts'), and one gather lays each row's logits out from column 0."""
@@ -86,8 +87,7 @@ def completion_logits(adapters, agents: Sequence[str] | str, prompt_ids: Sequenc
     j = torch.arange(Tc, device=logits.device)
     mask = j[None, :] < n[:, None]                                     # [B, Tc]: real completion tokens
     src = (Tc - n[:, None] + j[None, :]).clamp(max=Tc - 1)            # column of token j of row k in the kept block
-    out = logits.gather(1, src[..., None].expand(-1, -1, logits.shape[-1]))
-    return out * mask[..., None], mask
+    return logits.gather(1, src[..., None].expand(-1, -1, logits.shape[-1])), mask   # off `mask`: unused (callers mask)
 
 def completion_logprobs(adapters, agents: Sequence[str] | str, prompt_ids: Sequence[Sequence[int]],
                         completion_ids: Sequence[Sequence[int]], temperature: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
