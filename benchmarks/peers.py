@@ -23,7 +23,7 @@ the update's rows:
 Each cell runs in a fresh subprocess (so peak RSS, VmHWM, does not mix; the parent never imports torch): load,
 1 warm-up update, then `--updates` timed updates; `--repeats` rounds run back to back, the systems interleaved
 (TRL, TRL without checkpointing, CoMLRL, marl_llm, TRL, ...). Each update's wall time is split by wrapping,
-identically for every system: `generate`, the inner Qwen2 model's forward outside generate (no-grad / with
+identically for every system: `generate` (for marl_llm its own decoder, `marl_llm.decode`), the inner Qwen2 model's forward outside generate (no-grad / with
 grad), autograd backward (it includes any checkpoint recompute), optimiser steps, and the rest (LM head and
 loss, rewards, collation, Python).
 
@@ -31,7 +31,8 @@ Memory: for N agents, a fresh process that (a) loads one base + N adapters and r
 update over all N agents' rows, versus (b) N independent model copies with one LoRA adapter each doing the
 same work (marl_llm code for both, so only the design differs); each agent writes 8 completions for each of 4
 prompts, and the update takes all rows in one forward/backward (`--mem-minibatch K`: K rows at a time,
-gradients accumulated into the same single optimiser step per agent, which bounds the activations). N=1 (one
+gradients accumulated into the same single optimiser step per agent, which bounds the activations;
+`--mem-decode-tokens T`: sampling passes of at most T tokens, which bounds the KV cache). N=1 (one
 model, one adapter) is the reference. Run on the tiny model and on a larger random-init Qwen2 built locally
 (`--hidden 768 --layers 12`, ~87M parameters) so the weights matter.
 
@@ -48,7 +49,8 @@ Usage:
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/peers.py            # 3 repeats x 3 updates; memory N=2,4,8 (tiny, 768x12)
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/peers.py --quick    # smoke run: 1 repeat x 1 update, memory on tiny only
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/peers.py --skip-memory --repeats 5
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/peers.py --skip-timing --mem-minibatch 32 --out benchmarks/results/peers_mem_mb32.json
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/peers.py --skip-timing --mem-minibatch 32 --mem-decode-tokens 1024 \
+        --out benchmarks/results/peers_mem_mb32.json
 """
 from __future__ import annotations
 
@@ -152,6 +154,22 @@ def instrument():
             ACC["backward"] += time.perf_counter() - t
 
     GenerationMixin.generate, mq.Qwen2Model.forward, torch.autograd.backward = generate, forward, backward
+    try:                                    # marl_llm's own decoder (marl_llm.decode) counts as generate too
+        import marl_llm.backbone as mb
+        fast0 = mb.fast_generate
+
+        def fast_generate(model, names, input_ids, *a, **k):
+            t = time.perf_counter()
+            try:
+                out = fast0(model, names, input_ids, *a, **k)
+            finally:
+                ACC["generate"] += time.perf_counter() - t
+            ACC["rows generated"] += out.sequences.shape[0]
+            ACC["new tokens"] += out.sequences.shape[0] * (out.sequences.shape[1] - input_ids.shape[1])
+            return out
+        mb.fast_generate = fast_generate
+    except ImportError:
+        pass
     from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
     t0 = {}
     register_optimizer_step_pre_hook(lambda opt, a, k: t0.__setitem__(id(opt), time.perf_counter()))
@@ -331,7 +349,7 @@ def time_child(system: str, folder: str, updates: int) -> dict:
 
 # ---------------------------------------------------------------- memory: one base + N adapters vs N copies
 
-def mem_child(design: str, n: int, folder: str, prompts_per_agent: int, minibatch: int = 0) -> dict:
+def mem_child(design: str, n: int, folder: str, prompts_per_agent: int, minibatch: int = 0, decode_tokens: int = 0) -> dict:
     "Runs in a fresh process: load (one base + N adapters, or N copies with one adapter each), one sample + update."
     _seed()
     import gc
@@ -345,6 +363,7 @@ def mem_child(design: str, n: int, folder: str, prompts_per_agent: int, minibatc
     kw = dict(r=LORA["r"], alpha=LORA["lora_alpha"], target_modules=LORA["target_modules"])
     if design == "one base": ads = [(AgentAdapters(load_backbone(folder), names, **kw), names)]
     else: ads = [(AgentAdapters(load_backbone(folder), [a], **kw), [a]) for a in names]
+    for ad, _ in ads: ad.decode_tokens = decode_tokens   # the sampling passes' token budget (0: all rows at once)
     with torch.no_grad():                       # touch every weight: loading may only memory-map them
         for ad, _ in ads: sum(float(p.sum()) for p in ad.model.parameters())
     gc.collect()
@@ -354,7 +373,7 @@ def mem_child(design: str, n: int, folder: str, prompts_per_agent: int, minibatc
     t = time.perf_counter()
     lengths = marl_update(groups, 0, prompts_per_agent, torch.Generator().manual_seed(0), minibatch)
     return {"design": design, "agents": n, "models": len(ads), "params_m": params / 1e6, "rows": len(lengths),
-            "update_minibatch": minibatch or "all rows",
+            "update_minibatch": minibatch or "all rows", "decode_tokens": decode_tokens or "all rows",
             "loaded_mb": loaded, "peak_mb": peak_mb(), "growth_mb": peak_mb() - base, "work_s": time.perf_counter() - t}
 
 
@@ -472,6 +491,8 @@ def main(argv=None):
     ap.add_argument("--mem-prompts", type=int, default=4, help="prompts per agent in the memory part (x 8 completions)")
     ap.add_argument("--mem-minibatch", type=int, default=0,
                     help="rows per forward/backward of the memory part's update, gradients accumulated into one step (0: all rows)")
+    ap.add_argument("--mem-decode-tokens", type=int, default=0,
+                    help="the memory part's sampling token budget per pass (AgentAdapters.decode_tokens; 0: all rows at once)")
     ap.add_argument("--skip-memory", action="store_true")
     ap.add_argument("--skip-timing", action="store_true")
     ap.add_argument("--comlrl-python", default=None, help="python with comlrl installed (default: .venv-comlrl, then this one)")
@@ -484,7 +505,7 @@ def main(argv=None):
         kind, *rest = args._child
         res = (time_child(rest[0], rest[1], int(rest[2])) if kind == "time"
                else build_models(Path(rest[0]), int(rest[1]), int(rest[2])) if kind == "build"
-               else mem_child(rest[0], int(rest[1]), rest[2], int(rest[3]), int(rest[4])))
+               else mem_child(rest[0], int(rest[1]), rest[2], int(rest[3]), int(rest[4]), int(rest[5])))
         print(json.dumps(res))
         return
     if args.quick: args.repeats, args.updates, args.hidden = 1, 1, 0
@@ -515,7 +536,7 @@ def main(argv=None):
             for label, folder in models.items():
                 for n, design in [(1, "one base")] + [(n, d) for n in args.agents for d in ("one base", "N copies")]:
                     res, err = _child(sys.executable, ["--_child", "mem", design, str(n), folder, str(args.mem_prompts),
-                                                       str(args.mem_minibatch)],
+                                                       str(args.mem_minibatch), str(args.mem_decode_tokens)],
                                       args.timeout)
                     if res is None: raise RuntimeError(f"memory {label} N={n} {design} failed: {err}")
                     mem.append({"backbone": label, **res})

@@ -19,6 +19,7 @@ from fastcore.basics import patch
 from .base_model import SPECIAL_TOKENS, WORD_START, CHARS, WORDS, TINY_CONFIG, BUILTIN_BACKBONES, tiny_vocab
 from .base_model import build_tiny_tokenizer, default_cache_dir, builtin_cache_key, build_builtin
 from .base_model import Backbone, load_backbone, position_ids_from_mask, last_token_index
+from .decode import fast_decode_blocker, fast_generate
 
 # %% auto #0
 __all__ = ['BASE', 'AgentAdapters']
@@ -298,14 +299,36 @@ def next_token_logprobs(self: AgentAdapters, agent_names: str | Sequence[str], i
         logits = logits[torch.arange(len(last), device=last.device), last]
     return logits.float().log_softmax(-1)
 
+AgentAdapters.fast_decode = True
+"Whether `generate` may take the fast decoder (`marl_llm.decode`); set False on an instance to always use transformers'."
+AgentAdapters.decode_tokens = 0
+"The fast decoder's rows per pass are bounded to this many tokens (rows x (prompt width + new tokens)); 0: all rows at once."
+
 @patch
-def generate(self: AgentAdapters, agent_names: str | Sequence[str], input_ids: torch.Tensor,
-             attention_mask: torch.Tensor | None = None, **kwargs) -> torch.Tensor:
-    "Generate continuations of left-padded prompts, each row with its own agent's adapter, in one batch."
+def decode(self: AgentAdapters, agent_names: str | Sequence[str], input_ids: torch.Tensor,
+           attention_mask: torch.Tensor | None = None, **kwargs) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """`generate`, plus each new token's log-prob `[B, n]` (tempered, as a scoring forward gives it) when the fast
+    decoder ran (`marl_llm.decode`: Qwen2/Llama, plain LoRA, sampling or greedy, left-padded prompts); otherwise
+    transformers' `generate` runs and the log-probs are None."""
     if attention_mask is None:
         attention_mask = torch.ones_like(input_ids)
     names = self._adapter_names(agent_names, input_ids.shape[0])
     self.model.eval()
     kwargs.setdefault("pad_token_id", self.backbone.tokenizer.pad_token_id)
+    if self.fast_decode and fast_decode_blocker(self.model, kwargs) is None and bool(attention_mask[:, -1].all()):
+        B, width = input_ids.shape[0], input_ids.shape[1] + kwargs["max_new_tokens"]
+        rows = max(1, self.decode_tokens // width) if self.decode_tokens else B     # a token budget bounds the memory
+        parts = [fast_generate(self.model, names[k:k + rows], input_ids[k:k + rows], attention_mask[k:k + rows], **kwargs)
+                 for k in range(0, B, rows)]
+        n = max(p.sequences.shape[1] for p in parts)                   # a part whose rows all ended early is shorter
+        grow = lambda x, k, v: torch.nn.functional.pad(x, (0, k), value=v)
+        return (torch.cat([grow(p.sequences, n - p.sequences.shape[1], kwargs["pad_token_id"]) for p in parts]),
+                torch.cat([grow(p.logprobs, n - p.sequences.shape[1], 0.0) for p in parts]))
     with self._routed(names) as route:
-        return self.model.generate(input_ids=input_ids, attention_mask=attention_mask, **route, **kwargs)
+        return self.model.generate(input_ids=input_ids, attention_mask=attention_mask, **route, **kwargs), None
+
+@patch
+def generate(self: AgentAdapters, agent_names: str | Sequence[str], input_ids: torch.Tensor,
+             attention_mask: torch.Tensor | None = None, **kwargs) -> torch.Tensor:
+    "Generate continuations of left-padded prompts, each row with its own agent's adapter, in one batch."
+    return self.decode(agent_names, input_ids, attention_mask, **kwargs)[0]

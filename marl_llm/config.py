@@ -43,6 +43,7 @@ class RunConfig:
     epochs: int = arg(1, "passes of the clipped update over each update's turns")
     minibatch: int = arg(64, "turns per forward/backward pass of the update (at most)")
     minibatch_tokens: int = arg(0, "tokens (padded rows x longest row) per forward/backward pass at most; 0: no token budget")
+    decode_tokens: int = arg(0, "tokens (rows x (longest prompt + new tokens)) per sampling pass at most; 0: every row at once")
     loss_level: str = arg("token", "ratio level of the clipped loss: 'token' (PPO/GRPO) or 'sequence' (GSPO)")
     clip_eps: float = arg(0.2, "the ratio is clipped to [1 - clip_eps, 1 + clip_eps_high]")
     clip_eps_high: float | None = arg(None, "upper clip range (DAPO's clip-higher); None: the same as clip_eps")
@@ -73,7 +74,7 @@ class RunConfig:
 
 # %% ../nbs/12a_config.ipynb #2138c934
 _POSITIVE = ("updates", "epochs", "minibatch", "checkpoint_every", "lora_r")
-_NON_NEG = ("seed", "eval_every", "record_episodes", "kl_coef", "ent_coef", "eval_seed", "log_ratio_clamp", "minibatch_tokens")
+_NON_NEG = ("seed", "eval_every", "record_episodes", "kl_coef", "ent_coef", "eval_seed", "log_ratio_clamp", "minibatch_tokens", "decode_tokens")
 
 def _hints(cls) -> dict:
     return typing.get_type_hints(cls)

@@ -116,6 +116,7 @@ class Method:
         c = self.cfg
         self.bb = load_backbone(str(base), device=self.ctx.device, seed=c.seed, dtype=c.dtype) if isinstance(base, (str, os.PathLike)) else base
         self.adapters = AgentAdapters(self.bb, list(names), r=c.lora_r, alpha=c.lora_alpha, seed=c.seed)
+        self.adapters.decode_tokens = c.decode_tokens
         self.optimizers = make_optimizers(self.adapters, c.lr)
     def rollout(self, step: int) -> list[Episode]: raise NotImplementedError
     def credit(self, episodes: list[Episode]) -> tuple[list[Turn], dict]: raise NotImplementedError

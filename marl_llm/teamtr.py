@@ -7,6 +7,7 @@ Docs: https://marl-llm.github.io/marl_llm/teamtr.html.md"""
 # %% ../nbs/21_teamtr.ipynb #e4fb609d
 from __future__ import annotations
 import math
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -22,7 +23,7 @@ from .teams import ROUTERS, Component, Team, team_rollout, sft_pairs
 from .trust_region import TrustRegionConfig, SCHEDULES, tr_update, certificate_proxy, stale_weights
 from .credit import magrpo_credit
 from .shapley import ShapleyFields, team_game, shapley, batch_signals, signal_advantages, rule_prm
-from .pipeline import Method, make_optimizers
+from .pipeline import Method, make_optimizers, throughput
 
 # %% auto #0
 __all__ = ['BUDGETS', 'CREDITS', 'TeamTRConfig', 'sft_base', 'sft_backbone', 'TeamTR']
@@ -147,16 +148,19 @@ def train_step(self: TeamTR, step: int) -> dict:
     "One stage of the configured schedule (`self.only`: update just these component indices, TeamTR-style)."
     cfg, team = self.cfg, self.team
     B, n, only = cfg.tasks_per_batch, team.n, self.only
-    stats, rewards = {}, []
+    stats, rewards, seen, clock = {}, [], [], time.perf_counter
+    t_roll = t_upd = 0.0                                            # seconds in rollouts / in credit + updates
     if cfg.schedule == "teamtr" or only is not None:
         for k, i in enumerate(range(n) if only is None else only):
-            eps = self.rollout(step, k, B)                          # intermediate occupancy: resample first
+            t0 = clock(); eps = self.rollout(step, k, B); t1 = clock()   # intermediate occupancy: resample first
             turns, cst = self.credit(eps)
             rewards.append(np.mean([ep.meta["team_reward"] for ep in eps]))
             comp = team.components[i]
             stats[i] = self.update(turns, step, comp)[comp.name]
+            t_roll, t_upd, seen = t_roll + t1 - t0, t_upd + clock() - t1, seen + eps
     else:
-        eps = self.rollout(step, 0, B * n if cfg.budget == "samples" else B)   # one batch: TeamTR's total, or its batch
+        t0 = clock(); eps = self.rollout(step, 0, B * n if cfg.budget == "samples" else B); t1 = clock()   # one batch
+        t_roll, seen = t1 - t0, eps
         turns, cst = self.credit(eps)
         rewards.append(np.mean([ep.meta["team_reward"] for ep in eps]))
         comps = team.components[:1] if cfg.schedule == "single" else team.components
@@ -166,11 +170,13 @@ def train_step(self: TeamTR, step: int) -> dict:
                 ws = stale_weights(eps, [c.name for c in team.components[:i]], cfg.stale_clip)
                 w = [ws[id(ep)] for ep in eps for t in ep.all_turns() if math.isfinite(t.info["adv"])]
             stats[i] = self.update(turns, step, comp, w)[comp.name]
+        t_upd = clock() - t1
     gains = [v["gain"] for v in stats.values()]; kls = [v["kl"] for v in stats.values()]
     stats_credit = {k: v for k, v in cst.items() if k.startswith("credit/")}      # Shapley credit of the last batch
     row = {"reward": float(np.mean(rewards)), "reward_first": float(rewards[0]),
            "cert_proxy": certificate_proxy(gains, [cfg.delta] * len(gains), cfg.cert_C),
-           "cert_measured": certificate_proxy(gains, kls, cfg.cert_C), "gain": float(sum(gains)), **stats_credit}
+           "cert_measured": certificate_proxy(gains, kls, cfg.cert_C), "gain": float(sum(gains)), **stats_credit,
+           "time/rollout_s": round(t_roll, 3), "time/update_s": round(t_upd, 3), **throughput(seen, t_roll)}
     for i, v in stats.items():
         for k in ("kl", "gain", "steps", "backtracks", "n", "grad_norm", "clip_frac"):
             if k in v: row[f"c{i}/{k}"] = float(v[k])
@@ -196,6 +202,7 @@ def replace(self: TeamTR, i: int,                       # the component index to
         if adapter is not None: raise ValueError("pass either adapter= (same backbone) or backbone= (fresh adapter on it)")
         bb = backbone if isinstance(backbone, Backbone) else load_backbone(backbone, device=self.cfg.device)
         ad = AgentAdapters(bb, [name], r=self.cfg.lora_r, alpha=self.cfg.lora_alpha, seed=self.cfg.seed)
+        ad.decode_tokens = self.cfg.decode_tokens
     comp = Component(ad, name)
     self.optimizers.update(make_optimizers(ad, self.cfg.lr, [name]))
     self.team = self.team.replace(i, comp)

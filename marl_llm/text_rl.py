@@ -33,17 +33,18 @@ def sample_texts(adapters, agents: Sequence[str], prompts: Sequence[str], max_ne
                  score: bool = True) -> list[Sample]:
     """Sample a completion for every (agent, prompt) row in one batched generate; behaviour log-probs included.
 
-    `score=False` skips the behaviour re-scoring forward (`logprobs` stay empty): the shared update then takes
-    the detached current log-probs as the old ones, which is exact when the batch is used for one epoch in one
-    optimiser step (as TRL's GRPO does with one iteration)."""
+    The behaviour log-probs come from the sampler itself when the fast decoder ran in float32 (`marl_llm.decode`:
+    they equal a scoring forward's to rounding); otherwise one scoring forward computes them. `score=False` leaves
+    `logprobs` empty: the shared update then takes the detached current log-probs as the old ones, which is exact
+    when the batch is used for one epoch in one optimiser step (as TRL's GRPO does with one iteration)."""
     if len(agents) != len(prompts): raise ValueError(f"{len(agents)} agents for {len(prompts)} prompts")
     if not prompts: return []
     bb = adapters.backbone
     enc = bb.encode(list(prompts), pad_left=True)
     _seed_from(generator)
     kw = dict(do_sample=False) if greedy else dict(do_sample=True, temperature=temperature, top_k=0, top_p=1.0)
-    out = adapters.generate(list(agents), enc["input_ids"], enc["attention_mask"], max_new_tokens=max_new_tokens,
-                            eos_token_id=bb.tokenizer.eos_token_id, **kw)
+    out, lp_fast = adapters.decode(list(agents), enc["input_ids"], enc["attention_mask"], max_new_tokens=max_new_tokens,
+                                   eos_token_id=bb.tokenizer.eos_token_id, **kw)
     gen = out[:, enc["input_ids"].shape[1]:].tolist()
     eos, pad = bb.tokenizer.eos_token_id, bb.tokenizer.pad_token_id
     samples = []
@@ -53,10 +54,14 @@ def sample_texts(adapters, agents: Sequence[str], prompts: Sequence[str], max_ne
             comp.append(t)
             if t == eos: break
         while comp and comp[-1] == pad and pad != eos: comp.pop()
-        if not comp: comp = [eos]
+        if not comp: comp, lp_fast = [eos], None     # an empty completion stands as EOS: score it
         ids = enc["input_ids"][k][enc["attention_mask"][k].bool()].tolist()
         samples.append(Sample(a, ids, comp, bb.tokenizer.decode(comp, skip_special_tokens=True)))
     if not score: return samples
+    if lp_fast is not None and adapters.model.dtype == torch.float32:   # the sampler's own log-probs serve
+        for s, row in zip(samples, lp_fast.tolist()):
+            s.logprobs = row[:len(s.completion_ids)]
+        return samples
     lp, mask = completion_logprobs(adapters, list(agents), [s.prompt_ids for s in samples],
                                    [s.completion_ids for s in samples], temperature=1.0 if greedy else temperature)
     for s, row, m in zip(samples, lp.tolist(), mask.tolist()):

@@ -8,3 +8,11 @@ if share.exists() and str(share) not in os.environ.get("JUPYTER_PATH", ""):
 os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")          # tests never download
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+# The longest tests start first, so that pytest-xdist's workers finish together (`make test` runs one per core).
+SLOW_FIRST = ("test_browser.py", "24_tracer", "28_llm_also", "13_pa_magrpo", "test_train_cli.py", "test_faults.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = lambda item: next((k for k, s in enumerate(SLOW_FIRST) if s in item.nodeid), len(SLOW_FIRST))
+    items.sort(key=rank)   # stable: the rest keep their order
