@@ -1,5 +1,5 @@
 """What a user sees in a real browser, offline: a fresh run's `learning_curve.html` and `audit.html`, and the static
-docs pages of 05, 13 and 21 (`tools/build_docs.py`), opened in headless Chromium with the network blocked. Each
+docs pages of 05, 21 and 23 (`tools/build_docs.py`), opened in headless Chromium with the network blocked. Each
 figure must have drawn its traces (SVG paths with data) and math must be typeset. Screenshots go to the test's
 tmp dir. Skips, saying why, where Chromium is not installed (`.ci/run` installs it from Debian packages when it can).
 """
@@ -66,15 +66,15 @@ def test_run_reports_draw_offline(run_dir, name, tmp_path):
 
 @pytest.fixture(scope="module")
 def docs_site(tmp_path_factory):
-    "The static docs of 05, 13 and 21 (executed at their CI parameters, rendered offline)."
+    "The static docs of 05, 21 and 23 (executed at their CI parameters, rendered offline)."
     spec = importlib.util.spec_from_file_location("build_docs", ROOT / "tools" / "build_docs.py")
     mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
     out = tmp_path_factory.mktemp("docs")
-    stats = mod.build(["05_options", "13_pa_magrpo", "21_teamtr"], out=out, quiet=True)
+    stats = mod.build(["05_options", "21_teamtr", "23_regret_matching"], out=out, quiet=True)
     return out / "site", stats
 
 
-@pytest.mark.parametrize("name,math", [("05_options", False), ("13_pa_magrpo", True), ("21_teamtr", True)])
+@pytest.mark.parametrize("name,math", [("05_options", False), ("21_teamtr", True), ("23_regret_matching", True)])
 def test_docs_pages_draw_offline(docs_site, name, math, tmp_path):
     site, stats = docs_site
     page = site / f"{name}.html"
