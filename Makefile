@@ -44,11 +44,11 @@ $(REF_VENV)/.installed:
 # One torch thread per process: on a 2-core machine shared with any other job, multi-threaded OpenMP
 # processes spin-wait on each other and a notebook can run 10-100x slower (override: OMP_NUM_THREADS=2).
 # Tests run on one pytest-xdist worker per core (TEST_WORKERS=1 runs them in one process); the slowest start
-# first and each test file keeps its module fixtures on one worker (tests/conftest.py).
+# first (tests/conftest.py), so the workers finish together.
 test: sync-check
 	-@$(MAKE) --no-print-directory ref-venv
 	-@$(MAKE) --no-print-directory browser
-	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} OVERCOOKED_REF_PYTHON=$${OVERCOOKED_REF_PYTHON:-$(CURDIR)/$(REF_VENV)/bin/python} $(BIN)/python -m pytest tests -q -ra -n $${TEST_WORKERS:-$$(nproc)} --dist loadgroup --durations=15
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} OVERCOOKED_REF_PYTHON=$${OVERCOOKED_REF_PYTHON:-$(CURDIR)/$(REF_VENV)/bin/python} $(BIN)/python -m pytest tests -q -ra -n $${TEST_WORKERS:-$$(nproc)} --dist worksteal --durations=15
 
 # Docs: Quarto's site (nbdev-docs) when quarto is on PATH; otherwise a static site rendered from the executed
 # notebooks (tools/build_docs.py: local plotly.js and MathJax, opens offline) in _docs/site/.

@@ -9,15 +9,12 @@ os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")          # tests never download
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-# `make test` runs one pytest-xdist worker per core (`--dist loadgroup`). The longest tests start first, so the
-# workers finish together; each test file other than the notebooks' stays on one worker, so that its module-scoped
-# fixtures (a trained run, a built docs site) are made once, not once per worker.
+# `make test` runs one pytest-xdist worker per core (`--dist worksteal`). The longest tests start first, so the
+# workers finish together: the first worker's queue starts with them and the other steals from its tail, which
+# usually leaves a test file's module-scoped fixtures (a trained run, a built docs site) made once.
 SLOW_FIRST = ("test_browser.py", "24_tracer", "28_llm_also", "13_pa_magrpo", "test_train_cli.py", "test_faults.py")
 
 
 def pytest_collection_modifyitems(config, items):
-    import pytest
     rank = lambda item: next((k for k, s in enumerate(SLOW_FIRST) if s in item.nodeid), len(SLOW_FIRST))
     items.sort(key=rank)   # stable: the rest keep their order
-    for item in items:
-        if item.path.name != "test_notebooks.py": item.add_marker(pytest.mark.xdist_group(item.path.stem))
