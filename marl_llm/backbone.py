@@ -19,10 +19,11 @@ from fastcore.basics import patch
 from .base_model import SPECIAL_TOKENS, WORD_START, CHARS, WORDS, TINY_CONFIG, BUILTIN_BACKBONES, tiny_vocab
 from .base_model import build_tiny_tokenizer, default_cache_dir, builtin_cache_key, build_builtin
 from .base_model import Backbone, load_backbone, position_ids_from_mask, last_token_index
-from .decode import fast_decode_blocker, fast_generate
+from .core import fix_mmap_threshold
+from .decode import FAST_ARCHS, causal_lm, fast_decode_blocker, fast_generate, lora_blocker
 
 # %% auto #0
-__all__ = ['BASE', 'AgentAdapters']
+__all__ = ['BASE', 'AgentAdapters', 'SegmentLoRA', 'runs']
 
 # %% ../nbs/01_backbone.ipynb #8c117888
 BASE = "__base__"
@@ -52,6 +53,7 @@ class AgentAdapters:
             raise ValueError(f"backbone {backbone.name!r} already carries LoRA adapters; "
                              f"load a fresh backbone for a new AgentAdapters")
         self.backbone, self.seed = backbone, seed
+        fix_mmap_threshold()      # freed activations go back to the OS, so minibatches of new shapes don't grow the peak
         self.lora_kwargs = dict(r=r, lora_alpha=alpha, target_modules=list(target_modules),
                                 lora_dropout=0.0, bias="none", task_type="CAUSAL_LM",
                                 init_lora_weights=init_lora_weights)
@@ -208,6 +210,49 @@ def load(self: AgentAdapters, name: str, path: str | Path) -> AgentAdapters:
     self.load_state_dict(name, load_file(str(weights), device=str(self.backbone.device)))
     return self
 
+# %% ../nbs/01_backbone.ipynb #d93b7632
+class SegmentLoRA:
+    """Each row's own LoRA update through one PEFT LoRA `Linear`, for a batch whose rows come grouped by adapter:
+    per adapter, its rows (a slice of the batch: no copy) through its `A` and `B`; rows of the base get none.
+    PEFT's mixed batch instead copies each adapter's rows out and back in every layer and keeps the copies for
+    the backward pass, so its memory grows with the number of agents in a minibatch."""
+    def __init__(self, layer,                              # a PEFT LoRA `Linear` (its `lora_A`, `lora_B`, `scaling`)
+                 runs: Sequence[tuple[str, int, int]]):   # (adapter name, first row, end row), in row order
+        self.parts = [(layer.lora_A[a].weight, layer.lora_B[a].weight, layer.scaling[a], s, e)
+                      for a, s, e in runs if a in layer.lora_A]
+
+    def __call__(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        "The layer's input `x` `[B, T, in]` and base output `y` `[B, T, out]` -> `y` plus each row's LoRA update."
+        if not self.parts: return y
+        out, at = [], 0
+        for A, Bw, scale, s, e in self.parts:
+            delta = (x[s:e].to(A.dtype) @ A.t()) @ Bw.t() * scale          # this adapter's rows: x A^T B^T * alpha / r
+            out += [y[at:s], y[s:e] + delta.to(y.dtype)]
+            at = e
+        return torch.cat(out + [y[at:]])
+
+def runs(names: Sequence[str]) -> list[tuple[str, int, int]]:
+    "Consecutive runs of equal names: `(name, first row, end row)`."
+    out = []
+    for k, n in enumerate(names):
+        if out and out[-1][0] == n: out[-1] = (n, out[-1][1], k + 1)
+        else: out.append((n, k, k + 1))
+    return out
+
+@patch
+@contextlib.contextmanager
+def _segmented(self: AgentAdapters, names: Sequence[str]) -> Iterator[None]:
+    "Context for a forward whose rows come grouped by agent: PEFT's own LoRA off, each LoRA layer adding `SegmentLoRA`."
+    grouped = runs(names)
+    with self.reference():
+        self._all_trainable()            # disabling PEFT's adapters froze them; the segments still train them
+        hooks = [m.register_forward_hook(lambda mod, args, y, s=SegmentLoRA(m, grouped): s(args[0], y))
+                 for m in _lora_layers(self.model)]
+        try: yield
+        finally:
+            for h in hooks: h.remove()
+
+
 # %% ../nbs/01_backbone.ipynb #746d1222
 @patch
 @contextlib.contextmanager
@@ -248,20 +293,49 @@ def _routed(self: AgentAdapters, names: Sequence[str]) -> Iterator[dict]:
             self._all_trainable()                      # set_adapter freezes the other adapters: keep every agent trainable
 
 @patch
-def logits(self: AgentAdapters, agent_names: str | Sequence[str], input_ids: torch.Tensor,
-           attention_mask: torch.Tensor | None = None, **kwargs) -> torch.Tensor:
-    """Logits `[B, T, V]`, row `i` through agent `agent_names[i]`'s adapter, in one forward pass.
+def _segments_blocker(self: AgentAdapters, kwargs: dict) -> str | None:
+    "Why `logits` must take PEFT's forward instead of the body + `SegmentLoRA` + the head on kept positions; None if not."
+    lm = causal_lm(self.model)
+    if lm.config.model_type not in FAST_ARCHS: return f"architecture {lm.config.model_type!r}"   # (a head with no extras)
+    if set(kwargs) - {"position_ids", "logits_to_keep"}: return f"forward options {sorted(set(kwargs) - {'position_ids', 'logits_to_keep'})}"
+    if any(getattr(m, "gradient_checkpointing", False) for m in lm.modules()):   # a recompute would miss the hooks
+        return "gradient checkpointing"
+    return lora_blocker(self.model)
 
-    `agent_names` is one name per row (or one name for all; `"__base__"` = no adapter).
-    Position ids are derived from `attention_mask`, so left padding is handled."""
+@patch
+def logits(self: AgentAdapters, agent_names: str | Sequence[str], input_ids: torch.Tensor,
+           attention_mask: torch.Tensor | None = None,
+           positions: torch.Tensor | None = None,   # [B, P] columns whose logits to return (the LM head runs on them alone)
+           **kwargs) -> torch.Tensor:
+    """Logits `[B, T, V]` (or `[B, P, V]` at `positions`), row `i` through agent `agent_names[i]`'s adapter, in one
+    forward pass. `agent_names` is one name per row (or one name for all; `"__base__"` = no adapter). Position ids
+    are derived from `attention_mask`, so left padding is handled.
+
+    Qwen2/Llama with plain LoRA take the model body with rows grouped by agent (`SegmentLoRA`: no per-layer
+    copies) and the LM head on the kept positions only; anything else takes PEFT's forward (`adapter_names`)."""
     if attention_mask is None:
         attention_mask = torch.ones_like(input_ids)
-    names = self._adapter_names(agent_names, input_ids.shape[0])
+    B, T = input_ids.shape
+    names = self._adapter_names(agent_names, B)
     self.model.eval()  # PEFT needs eval mode for adapter_names; lora_dropout=0 so nothing changes
     kwargs.setdefault("position_ids", position_ids_from_mask(attention_mask))
+    if self._segments_blocker(kwargs) is None:
+        order = sorted(range(B), key=names.__getitem__)                    # rows grouped by agent (stable)
+        perm = None if order == list(range(B)) else torch.tensor(order, device=input_ids.device)
+        take = (lambda x: x) if perm is None else (lambda x: x[perm])
+        lm, grouped = causal_lm(self.model), [names[k] for k in order]
+        with (self._routed(grouped) if len(set(names)) == 1 else self._segmented(grouped)):
+            h = lm.model(input_ids=take(input_ids), attention_mask=take(attention_mask),
+                         position_ids=take(kwargs["position_ids"]), use_cache=False).last_hidden_state
+            if positions is not None: h = h.gather(1, take(positions)[..., None].expand(-1, -1, h.shape[-1]))
+            elif kwargs.get("logits_to_keep"): h = h[:, -kwargs["logits_to_keep"]:]
+            out = lm.lm_head(h)
+        return out if perm is None else out[torch.argsort(perm)]
+    if positions is not None: kwargs["logits_to_keep"] = T - int(positions.min())
     with self._routed(names) as route:
-        out = self.model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False, **route, **kwargs)
-    return out.logits
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False, **route, **kwargs).logits
+    if positions is None: return out
+    return out.gather(1, (positions - (T - out.shape[1]))[..., None].expand(-1, -1, out.shape[-1]))
 
 @patch
 def logprobs(self: AgentAdapters, agent_names: str | Sequence[str], input_ids: torch.Tensor,
@@ -292,11 +366,7 @@ def next_token_logprobs(self: AgentAdapters, agent_names: str | Sequence[str], i
     last = last_token_index(attention_mask)
     if (last < 0).any():
         raise ValueError(f"rows {torch.nonzero(last < 0).flatten().tolist()} have no real tokens")
-    if bool((last == input_ids.shape[1] - 1).all()):  # left padded: only the last column's logits
-        logits = self.logits(agent_names, input_ids, attention_mask, logits_to_keep=1)[:, -1]
-    else:
-        logits = self.logits(agent_names, input_ids, attention_mask)
-        logits = logits[torch.arange(len(last), device=last.device), last]
+    logits = self.logits(agent_names, input_ids, attention_mask, positions=last[:, None])[:, 0]   # the head on one column
     return logits.float().log_softmax(-1)
 
 AgentAdapters.fast_decode = True

@@ -13,7 +13,8 @@ import torch
 import torch.nn.functional as F
 
 # %% auto #0
-__all__ = ['FAST_ARCHS', 'FAST_OPTIONS', 'causal_lm', 'fast_decode_blocker', 'RowLoRA', 'Decoded', 'Decoder', 'fast_generate']
+__all__ = ['FAST_ARCHS', 'FAST_OPTIONS', 'causal_lm', 'fast_decode_blocker', 'lora_blocker', 'RowLoRA', 'Decoded', 'Decoder',
+           'fast_generate']
 
 # %% ../nbs/01b_decode.ipynb #9f26b431
 FAST_ARCHS = ("qwen2", "llama")
@@ -42,7 +43,12 @@ def fast_decode_blocker(model, options: dict) -> str | None:
     sample = options.get("do_sample", getattr(model.generation_config, "do_sample", False))
     top_p = options.get("top_p", getattr(model.generation_config, "top_p", 1.0))
     if sample and top_p not in (None, 1.0): return f"top_p={top_p}"
-    for m in lm.modules():
+    return lora_blocker(model)
+
+def lora_blocker(model) -> str | None:
+    """Why `model`'s LoRA layers are not all plain `y = base(x) + (x @ A.T) @ B.T * scaling` on a `Linear`, which the
+    fast decoder (`RowLoRA`) and the routed training forward (`backbone.SegmentLoRA`) compute outside PEFT; None if they are."""
+    for m in causal_lm(model).modules():
         if _is_lora(m):
             if not isinstance(m.base_layer, torch.nn.Linear): return f"LoRA on {type(m.base_layer).__name__}"
             if getattr(m, "merged_adapters", None): return "merged adapters"

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import torch
+import torch.nn.functional as F
 
 # %% auto #0
 __all__ = ['Sample', 'sample_texts', 'completion_logits', 'completion_logprobs', 'completion_token_logprobs']
@@ -75,8 +76,8 @@ def completion_logits(adapters, agents: Sequence[str] | str, prompt_ids: Sequenc
     `completion_ids[i][j]`) given its prompt, row `i` under `agents[i]` (or '__base__'), in one forward; and the mask `[B, Tc]`
     (positions off the mask hold arbitrary logits: every consumer masks them).
 
-    Rows are left-padded so that every completion ends at the last column: the LM head then runs only
-    on the last `Tc + 1` positions (not the prompts'), and one gather lays each row's logits out from column 0."""
+    Rows are left-padded so that every completion ends at the last column, and the LM head runs only on the
+    positions that predict completion tokens (`positions`), laid out from column 0."""
     bb = adapters.backbone
     B = len(prompt_ids)
     lens = [len(c) for c in completion_ids]
@@ -87,22 +88,28 @@ def completion_logits(adapters, agents: Sequence[str] | str, prompt_ids: Sequenc
     for k, (p, c) in enumerate(zip(prompt_ids, completion_ids)):
         row = list(p) + list(c)
         ids[k, T - len(row):] = torch.tensor(row); att[k, T - len(row):] = 1
-    logits = adapters.logits(agents, ids.to(bb.device), att.to(bb.device), logits_to_keep=Tc + 1)[:, :-1].float()
-    n = torch.tensor(lens, device=logits.device)
-    j = torch.arange(Tc, device=logits.device)
+    n, j = torch.tensor(lens), torch.arange(Tc)
     mask = j[None, :] < n[:, None]                                     # [B, Tc]: real completion tokens
-    src = (Tc - n[:, None] + j[None, :]).clamp(max=Tc - 1)            # column of token j of row k in the kept block
-    return logits.gather(1, src[..., None].expand(-1, -1, logits.shape[-1])), mask   # off `mask`: unused (callers mask)
+    at = (T - 1 - n[:, None] + j[None, :]).clamp(0, T - 2)            # the column that predicts token j of row k
+    logits = adapters.logits(agents, ids.to(bb.device), att.to(bb.device), positions=at.to(bb.device)).float()
+    return logits, mask.to(logits.device)                              # off `mask`: unused (callers mask)
 
 def completion_logprobs(adapters, agents: Sequence[str] | str, prompt_ids: Sequence[Sequence[int]],
                         completion_ids: Sequence[Sequence[int]], temperature: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
     "Log-probs `[B, Tc]` of each completion given its prompt, row `i` under `agents[i]` (or '__base__'), one forward."
     logits, mask = completion_logits(adapters, agents, prompt_ids, completion_ids)
-    return completion_token_logprobs((logits / temperature).log_softmax(-1), completion_ids, mask), mask
+    if temperature != 1.0: logits = logits / temperature
+    target = _targets(completion_ids, mask)
+    lp = -F.cross_entropy(logits.flatten(0, 1), target.flatten(), reduction="none").view(mask.shape)  # log_softmax + gather, fused
+    return torch.where(mask, lp, torch.zeros_like(lp)), mask
+
+def _targets(completion_ids: Sequence[Sequence[int]], mask: torch.Tensor) -> torch.Tensor:
+    "The completion tokens `[B, Tc]` laid out from column 0 (0 off `mask`)."
+    target = torch.zeros(mask.shape, dtype=torch.long)
+    for k, c in enumerate(completion_ids): target[k, :len(c)] = torch.tensor(list(c), dtype=torch.long)
+    return target.to(mask.device)
 
 def completion_token_logprobs(logp_all: torch.Tensor, completion_ids: Sequence[Sequence[int]], mask: torch.Tensor) -> torch.Tensor:
     "From log-distributions `[B, Tc, V]` (as `completion_logits` lays them out), each completion token's log-prob `[B, Tc]` (0 off `mask`)."
-    target = torch.zeros(mask.shape, dtype=torch.long, device=mask.device)
-    for k, c in enumerate(completion_ids): target[k, :len(c)] = torch.tensor(list(c), dtype=torch.long)
-    lp = logp_all.gather(-1, target[..., None])[..., 0]
+    lp = logp_all.gather(-1, _targets(completion_ids, mask)[..., None])[..., 0]
     return torch.where(mask, lp, torch.zeros_like(lp))

@@ -132,6 +132,7 @@ def per_agent_update(turns: Sequence[Turn],   # turns with `info['adv']` (NaN / 
         if accumulate:
             for o in optimizers.values(): o.zero_grad(set_to_none=True)
         for idx in minibatches(order, turns, mb, getattr(cfg, "minibatch_tokens", 0)):
+            idx = sorted(idx, key=lambda j: turns[j].agent)              # rows grouped by agent (the forward routes runs)
             sub = [turns[j] for j in idx]
             agents = [t.agent for t in sub]
             lp, mask, ent = logprobs(sub, agents)                        # (3) one forward, every agent's rows
