@@ -144,6 +144,14 @@ class Decoder:
         return self.lin(self.lm.lm_head, self.norm(self.body.norm, h[:, -1:]))[:, 0]
 
 # %% ../nbs/01b_decode.ipynb #d01440f0
+def _distinct_rows(names: Sequence[str], input_ids: torch.Tensor, attention_mask: torch.Tensor):
+    "The first row of each distinct (adapter, prompt) and, for every row, which of those it repeats."
+    seen, first, which = {}, [], []
+    for k, key in enumerate(zip(names, map(tuple, input_ids.tolist()), map(tuple, attention_mask.tolist()))):
+        if key not in seen: seen[key] = len(first); first.append(k)
+        which.append(seen[key])
+    return (torch.tensor(first, device=input_ids.device), torch.tensor(which, device=input_ids.device))
+
 def _option(value, config, key, default):
     "An explicit option, else the generation config's value, else `default` (as `generate` resolves them)."
     if value is not None: return value
@@ -184,7 +192,15 @@ def fast_generate(model,                              # a transformers causal LM
     pos = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
     causal = torch.ones(T0, T0, dtype=torch.bool, device=att.device).tril()
     eye = torch.eye(T0, dtype=torch.bool, device=att.device)   # a padding query sees itself: no empty softmax rows
-    logits = dec.forward(input_ids, pos, 0, (causal & att[:, None, None, :T0]) | eye)   # the prompts, in one pass
+    first, which = _distinct_rows(names, input_ids, attention_mask)
+    if len(first) == B:
+        logits = dec.forward(input_ids, pos, 0, (causal & att[:, None, None, :T0]) | eye)   # the prompts, in one pass
+    else:   # a group's repeated prompts: each distinct (adapter, prompt) prefilled once, its cache copied to its rows
+        pre = Decoder(model, [names[k] for k in first], len(first), T0)
+        logits = pre.forward(input_ids[first], pos[first], 0, (causal & att[first, None, None, :T0]) | eye)[which]
+        for li in range(len(dec.k)):
+            dec.k[li][:, :, :T0], dec.v[li][:, :, :T0] = pre.k[li][which], pre.v[li][which]
+        del pre
     pos, done, toks, lps = pos[:, -1:], torch.zeros(B, dtype=torch.bool, device=att.device), [], []
     for t in range(max_new_tokens):
         raw = logits.float() if temperature == 1.0 else logits.float() / temperature
