@@ -32,9 +32,9 @@ loss, rewards, collation, Python).
 Memory: for N agents, a fresh process that (a) loads one base + N adapters and runs one batched sample +
 update over all N agents' rows, versus (b) N independent model copies with one LoRA adapter each doing the
 same work (marl_llm code for both, so only the design differs); each agent writes 8 completions for each of 4
-prompts, and the update takes all rows in one forward/backward (`--mem-minibatch K`: K rows at a time,
-gradients accumulated into the same single optimiser step per agent, which bounds the activations;
-`--mem-decode-tokens T`: sampling passes of at most T tokens, which bounds the KV cache). N=1 (one
+prompts, and the update takes 32 rows per forward/backward with gradients accumulated into the same single
+optimiser step per agent, which bounds the activations (`--mem-minibatch K`; 0: all rows at once), and sampling
+passes of at most 1,024 tokens, which bounds the KV cache (`--mem-decode-tokens T`; 0: all rows). N=1 (one
 model, one adapter) is the reference. Run on the tiny model and on a larger random-init Qwen2 built locally
 (`--hidden 768 --layers 12`, ~87M parameters) so the weights matter.
 
@@ -51,8 +51,8 @@ Usage:
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/peers.py            # 3 repeats x 3 updates; memory N=2,4,8 (tiny, 768x12)
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/peers.py --quick    # smoke run: 1 repeat x 1 update, memory on tiny only
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/peers.py --skip-memory --repeats 5
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/peers.py --skip-timing --mem-minibatch 32 --mem-decode-tokens 1024 \
-        --out benchmarks/results/peers_mem_mb32.json
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/peers.py --skip-timing --mem-minibatch 0 --mem-decode-tokens 0 \
+        --out benchmarks/results/peers_mem_unbounded.json           # memory with every row in one pass
 """
 from __future__ import annotations
 
@@ -491,9 +491,9 @@ def main(argv=None):
     ap.add_argument("--hidden", type=int, default=768, help="hidden size of the locally built larger model (0: tiny only)")
     ap.add_argument("--layers", type=int, default=12, help="layers of the locally built larger model")
     ap.add_argument("--mem-prompts", type=int, default=4, help="prompts per agent in the memory part (x 8 completions)")
-    ap.add_argument("--mem-minibatch", type=int, default=0,
+    ap.add_argument("--mem-minibatch", type=int, default=32,
                     help="rows per forward/backward of the memory part's update, gradients accumulated into one step (0: all rows)")
-    ap.add_argument("--mem-decode-tokens", type=int, default=0,
+    ap.add_argument("--mem-decode-tokens", type=int, default=1024,
                     help="the memory part's sampling token budget per pass (AgentAdapters.decode_tokens; 0: all rows at once)")
     ap.add_argument("--skip-memory", action="store_true")
     ap.add_argument("--skip-timing", action="store_true")
