@@ -297,10 +297,16 @@ def _segments_blocker(self: AgentAdapters, kwargs: dict) -> str | None:
     "Why `logits` must take PEFT's forward instead of the body + `SegmentLoRA` + the head on kept positions; None if not."
     lm = causal_lm(self.model)
     if lm.config.model_type not in FAST_ARCHS: return f"architecture {lm.config.model_type!r}"   # (a head with no extras)
+    if any(t != "full_attention" for t in (getattr(lm.config, "layer_types", None) or [])): return "sliding-window layers"
     if set(kwargs) - {"position_ids", "logits_to_keep"}: return f"forward options {sorted(set(kwargs) - {'position_ids', 'logits_to_keep'})}"
     if any(getattr(m, "gradient_checkpointing", False) for m in lm.modules()):   # a recompute would miss the hooks
         return "gradient checkpointing"
     return lora_blocker(self.model)
+
+@patch
+def _lora_context(self: AgentAdapters, names: Sequence[str]):
+    "The context a body forward of rows `names` runs in: one agent's PEFT plain path, or each run of rows its own LoRA."
+    return self._routed(names) if len(set(names)) == 1 else self._segmented(names)
 
 @patch
 def logits(self: AgentAdapters, agent_names: str | Sequence[str], input_ids: torch.Tensor,
@@ -324,7 +330,7 @@ def logits(self: AgentAdapters, agent_names: str | Sequence[str], input_ids: tor
         perm = None if order == list(range(B)) else torch.tensor(order, device=input_ids.device)
         take = (lambda x: x) if perm is None else (lambda x: x[perm])
         lm, grouped = causal_lm(self.model), [names[k] for k in order]
-        with (self._routed(grouped) if len(set(names)) == 1 else self._segmented(grouped)):
+        with self._lora_context(grouped):
             h = lm.model(input_ids=take(input_ids), attention_mask=take(attention_mask),
                          position_ids=take(kwargs["position_ids"]), use_cache=False).last_hidden_state
             if positions is not None: h = h.gather(1, take(positions)[..., None].expand(-1, -1, h.shape[-1]))

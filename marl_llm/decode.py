@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 # %% auto #0
 __all__ = ['FAST_ARCHS', 'FAST_OPTIONS', 'causal_lm', 'fast_decode_blocker', 'lora_blocker', 'RowLoRA', 'Decoded', 'Decoder',
-           'fast_generate']
+           'distinct_rows', 'fast_generate']
 
 # %% ../nbs/01b_decode.ipynb #9f26b431
 FAST_ARCHS = ("qwen2", "llama")
@@ -145,13 +145,18 @@ class Decoder:
         return self.lin(self.lm.lm_head, self.norm(self.body.norm, h[:, -1:]))[:, 0]
 
 # %% ../nbs/01b_decode.ipynb #d01440f0
-def _distinct_rows(names: Sequence[str], input_ids: torch.Tensor, attention_mask: torch.Tensor):
-    "The first row of each distinct (adapter, prompt) and, for every row, which of those it repeats."
+def distinct_rows(keys) -> tuple[list[int], list[int]]:
+    "For one hashable key per row: the first row of each distinct key, and for every row which of those it repeats."
     seen, first, which = {}, [], []
-    for k, key in enumerate(zip(names, map(tuple, input_ids.tolist()), map(tuple, attention_mask.tolist()))):
+    for k, key in enumerate(keys):
         if key not in seen: seen[key] = len(first); first.append(k)
         which.append(seen[key])
-    return (torch.tensor(first, device=input_ids.device), torch.tensor(which, device=input_ids.device))
+    return first, which
+
+def _distinct_rows(names: Sequence[str], input_ids: torch.Tensor, attention_mask: torch.Tensor):
+    "`distinct_rows` of (adapter, prompt, mask), as index tensors."
+    first, which = distinct_rows(zip(names, map(tuple, input_ids.tolist()), map(tuple, attention_mask.tolist())))
+    return torch.tensor(first, device=input_ids.device), torch.tensor(which, device=input_ids.device)
 
 def _option(value, config, key, default):
     "An explicit option, else the generation config's value, else `default` (as `generate` resolves them)."

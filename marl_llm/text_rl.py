@@ -7,10 +7,14 @@ Docs: https://marl-llm.github.io/marl_llm/text_rl.html.md"""
 # %% ../nbs/15_text_rl.ipynb #086e87b6
 from __future__ import annotations
 from dataclasses import dataclass, field
+import inspect
 from typing import Sequence
 
 import torch
 import torch.nn.functional as F
+
+from .base_model import position_ids_from_mask
+from .decode import causal_lm, distinct_rows
 
 # %% auto #0
 __all__ = ['Sample', 'sample_texts', 'completion_logits', 'completion_logprobs', 'completion_token_logprobs']
@@ -70,16 +74,25 @@ def sample_texts(adapters, agents: Sequence[str], prompts: Sequence[str], max_ne
     return samples
 
 # %% ../nbs/15_text_rl.ipynb #eafc5b26
-def completion_logits(adapters, agents: Sequence[str] | str, prompt_ids: Sequence[Sequence[int]],
-                      completion_ids: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+def completion_logits(adapters,                                # `AgentAdapters`
+                      agents: Sequence[str] | str,             # one agent per row (or one for all; '__base__': the reference)
+                      prompt_ids: Sequence[Sequence[int]],     # each row's prompt tokens
+                      completion_ids: Sequence[Sequence[int]], # each row's completion tokens
+                      share_prompts: bool = True,              # run each repeated (agent, prompt) once (a GRPO group's)
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
     """Logits `[B, Tc, V]` of the distribution over each completion token (position `j` predicts
     `completion_ids[i][j]`) given its prompt, row `i` under `agents[i]` (or '__base__'), in one forward; and the mask `[B, Tc]`
     (positions off the mask hold arbitrary logits: every consumer masks them).
 
     Rows are left-padded so that every completion ends at the last column, and the LM head runs only on the
-    positions that predict completion tokens (`positions`), laid out from column 0."""
+    positions that predict completion tokens (`positions`), laid out from column 0. Where at most half the rows
+    are distinct (agent, prompt) pairs, each distinct prompt runs once instead (`_shared_prompt_logits`)."""
     bb = adapters.backbone
     B = len(prompt_ids)
+    if share_prompts and B > 1 and all(len(p) for p in prompt_ids) and adapters._segments_blocker({}) is None:
+        names = adapters._adapter_names(agents, B)
+        first, which = distinct_rows(zip(names, map(tuple, prompt_ids)))
+        if 2 * len(first) <= B: return _shared_prompt_logits(adapters, names, prompt_ids, completion_ids, first, which)
     lens = [len(c) for c in completion_ids]
     T = max(len(p) + len(c) for p, c in zip(prompt_ids, completion_ids))
     Tc = max(lens)
@@ -94,10 +107,52 @@ def completion_logits(adapters, agents: Sequence[str] | str, prompt_ids: Sequenc
     logits = adapters.logits(agents, ids.to(bb.device), att.to(bb.device), positions=at.to(bb.device)).float()
     return logits, mask.to(logits.device)                              # off `mask`: unused (callers mask)
 
-def completion_logprobs(adapters, agents: Sequence[str] | str, prompt_ids: Sequence[Sequence[int]],
-                        completion_ids: Sequence[Sequence[int]], temperature: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+def _layer_kv(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    "Each layer's (keys, values) of a transformers `DynamicCache` (its `layers`, or the older `key_cache` lists)."
+    if hasattr(cache, "layers"): return [(l.keys, l.values) for l in cache.layers]
+    return list(zip(cache.key_cache, cache.value_cache))
+
+def _shared_prompt_logits(adapters, names, prompt_ids, completion_ids, first, which) -> tuple[torch.Tensor, torch.Tensor]:
+    """`completion_logits` with each distinct (agent, prompt) run once: its keys and values (gradients and all)
+    are indexed out to the rows that repeat it, and those rows then run only their completions, right-padded."""
+    from transformers import DynamicCache
+    bb, lm = adapters.backbone, causal_lm(adapters.model)
+    dev, pad = bb.device, bb.tokenizer.pad_token_id
+    B, U = len(names), len(first)
+    P, Tc = max(len(prompt_ids[k]) for k in first), max(len(c) for c in completion_ids)
+    ids_p, att_p = torch.full((U, P), pad, dtype=torch.long), torch.zeros((U, P), dtype=torch.long)
+    for u, k in enumerate(first):                                      # the distinct prompts, left-padded
+        ids_p[u, P - len(prompt_ids[k]):] = torch.tensor(list(prompt_ids[k])); att_p[u, P - len(prompt_ids[k]):] = 1
+    ids_c, att_c = torch.full((B, Tc), pad, dtype=torch.long), torch.zeros((B, Tc), dtype=torch.long)
+    for k, c in enumerate(completion_ids):                             # every row's completion, right-padded
+        ids_c[k, :len(c)] = torch.tensor(list(c)); att_c[k, :len(c)] = 1
+    ids_p, att_p, ids_c, att_c = (x.to(dev) for x in (ids_p, att_p, ids_c, att_c))
+    which = torch.tensor(which, device=dev)
+    pos_p = position_ids_from_mask(att_p)
+    key = "cache" if "cache" in inspect.signature(lm.model.forward).parameters else "past_key_values"
+    adapters.model.eval()
+    with adapters._lora_context([names[k] for k in first]):
+        pre = lm.model(input_ids=ids_p, attention_mask=att_p, position_ids=pos_p, use_cache=True)
+    kv = pre.cache if getattr(pre, "cache", None) is not None else pre.past_key_values   # transformers >= 5 / older
+    rows = DynamicCache()
+    for li, (k, v) in enumerate(_layer_kv(kv)):
+        rows.update(k[which], v[which], li)                            # each row's prompt keys/values (differentiable)
+    with adapters._lora_context(names):
+        out = lm.model(input_ids=ids_c, attention_mask=torch.cat([att_p[which], att_c], 1), use_cache=True,
+                       position_ids=pos_p[which][:, -1:] + 1 + torch.arange(Tc, device=dev), **{key: rows})
+        h = torch.cat([pre.last_hidden_state[:, -1:][which], out.last_hidden_state[:, :-1]], 1)   # column j predicts token j
+        logits = lm.lm_head(h).float()
+    return logits, att_c.bool()
+
+def completion_logprobs(adapters,                                # `AgentAdapters`
+                        agents: Sequence[str] | str,             # one agent per row (or one for all; '__base__')
+                        prompt_ids: Sequence[Sequence[int]],     # each row's prompt tokens
+                        completion_ids: Sequence[Sequence[int]], # each row's completion tokens
+                        temperature: float = 1.0,                # the sampling temperature (logits / T)
+                        share_prompts: bool = True,              # run each repeated (agent, prompt) once
+                       ) -> tuple[torch.Tensor, torch.Tensor]:
     "Log-probs `[B, Tc]` of each completion given its prompt, row `i` under `agents[i]` (or '__base__'), one forward."
-    logits, mask = completion_logits(adapters, agents, prompt_ids, completion_ids)
+    logits, mask = completion_logits(adapters, agents, prompt_ids, completion_ids, share_prompts)
     if temperature != 1.0: logits = logits / temperature
     target = _targets(completion_ids, mask)
     lp = -F.cross_entropy(logits.flatten(0, 1), target.flatten(), reduction="none").view(mask.shape)  # log_softmax + gather, fused
