@@ -20,7 +20,7 @@ from .base_model import SPECIAL_TOKENS, WORD_START, CHARS, WORDS, TINY_CONFIG, B
 from .base_model import build_tiny_tokenizer, default_cache_dir, builtin_cache_key, build_builtin
 from .base_model import Backbone, load_backbone, position_ids_from_mask, last_token_index
 from .core import fix_mmap_threshold
-from .decode import FAST_ARCHS, causal_lm, fast_decode_blocker, fast_generate, lora_blocker
+from .decode import FAST_ARCHS, causal_lm, fast_decode_blocker, fast_generate, lora_blocker, lora_layers
 
 # %% auto #0
 __all__ = ['BASE', 'AgentAdapters', 'SegmentLoRA', 'runs']
@@ -30,8 +30,7 @@ BASE = "__base__"
 "PEFT's adapter name for 'no adapter' in a mixed batch: the reference policy."
 
 def _lora_layers(model) -> list:
-    from peft.tuners.lora import LoraLayer
-    return [m for m in model.modules() if isinstance(m, LoraLayer)]
+    return lora_layers(model)                  # kept on the model until its adapters change (`decode.lora_layers`)
 
 class AgentAdapters:
     """One PEFT LoRA adapter per agent on one shared, frozen base; all agents scored in one forward pass.
@@ -104,11 +103,16 @@ def add(self: AgentAdapters, name: str, init_lora_weights: bool | str | None = N
     return self
 
 @patch
+def _eval(self: AgentAdapters):
+    "Eval mode (PEFT's mixed batches need it; dropout is 0), set only when the model left it: `eval()` walks every module."
+    if self.model.training: self.model.eval()
+
+@patch
 def _all_trainable(self: AgentAdapters):
     for n in self.names:
         for p in self.parameters(n):
             p.requires_grad_(True)
-    self.model.eval()
+    self._eval()
 
 @patch(as_prop=True)
 def names(self: AgentAdapters) -> list[str]:
@@ -299,7 +303,7 @@ def _segments_blocker(self: AgentAdapters, kwargs: dict) -> str | None:
     if lm.config.model_type not in FAST_ARCHS: return f"architecture {lm.config.model_type!r}"   # (a head with no extras)
     if any(t != "full_attention" for t in (getattr(lm.config, "layer_types", None) or [])): return "sliding-window layers"
     if set(kwargs) - {"position_ids", "logits_to_keep"}: return f"forward options {sorted(set(kwargs) - {'position_ids', 'logits_to_keep'})}"
-    if any(getattr(m, "gradient_checkpointing", False) for m in lm.modules()):   # a recompute would miss the hooks
+    if any(getattr(m, "gradient_checkpointing", False) for m in [lm.model, *lm.model.layers]):   # a recompute would miss the hooks
         return "gradient checkpointing"
     return lora_blocker(self.model)
 
@@ -323,7 +327,7 @@ def logits(self: AgentAdapters, agent_names: str | Sequence[str], input_ids: tor
         attention_mask = torch.ones_like(input_ids)
     B, T = input_ids.shape
     names = self._adapter_names(agent_names, B)
-    self.model.eval()  # PEFT needs eval mode for adapter_names; lora_dropout=0 so nothing changes
+    self._eval()  # PEFT needs eval mode for adapter_names; lora_dropout=0 so nothing changes
     kwargs.setdefault("position_ids", position_ids_from_mask(attention_mask))
     if self._segments_blocker(kwargs) is None:
         order = sorted(range(B), key=names.__getitem__)                    # rows grouped by agent (stable)
@@ -389,7 +393,7 @@ def decode(self: AgentAdapters, agent_names: str | Sequence[str], input_ids: tor
     if attention_mask is None:
         attention_mask = torch.ones_like(input_ids)
     names = self._adapter_names(agent_names, input_ids.shape[0])
-    self.model.eval()
+    self._eval()
     kwargs.setdefault("pad_token_id", self.backbone.tokenizer.pad_token_id)
     if self.fast_decode and fast_decode_blocker(self.model, kwargs) is None and bool(attention_mask[:, -1].all()):
         B, width = input_ids.shape[0], input_ids.shape[1] + kwargs["max_new_tokens"]

@@ -14,8 +14,8 @@ import torch
 import torch.nn.functional as F
 
 # %% auto #0
-__all__ = ['FAST_ARCHS', 'FAST_OPTIONS', 'causal_lm', 'fast_decode_blocker', 'lora_blocker', 'RowLoRA', 'Decoded', 'Decoder',
-           'distinct_rows', 'fast_generate']
+__all__ = ['FAST_ARCHS', 'FAST_OPTIONS', 'causal_lm', 'lora_layers', 'fast_decode_blocker', 'lora_blocker', 'RowLoRA', 'Decoded',
+           'Decoder', 'distinct_rows', 'fast_generate']
 
 # %% ../nbs/01b_decode.ipynb #9f26b431
 FAST_ARCHS = ("qwen2", "llama")
@@ -30,6 +30,15 @@ def causal_lm(model):
 
 def _is_lora(m) -> bool:
     return hasattr(m, "lora_A") and hasattr(m, "base_layer")
+
+def lora_layers(model) -> list:
+    """`model`'s LoRA layers in module order, found by one scan of its modules and kept on the model until its set
+    of PEFT adapters changes (a scan costs ~1 ms on the tiny model, and forwards, steps and checks each want the list)."""
+    key = tuple(getattr(model, "peft_config", None) or ())
+    found = model.__dict__.get("_marl_lora_layers")
+    if found is None or found[0] != key:
+        found = model.__dict__["_marl_lora_layers"] = (key, [m for m in model.modules() if _is_lora(m)])
+    return found[1]
 
 def fast_decode_blocker(model, options: dict) -> str | None:
     """Why the fast decoder cannot run a `generate(**options)` call on `model`, in a few words; None if it can."""
@@ -49,13 +58,12 @@ def fast_decode_blocker(model, options: dict) -> str | None:
 def lora_blocker(model) -> str | None:
     """Why `model`'s LoRA layers are not all plain `y = base(x) + (x @ A.T) @ B.T * scaling` on a `Linear`, which the
     fast decoder (`RowLoRA`) and the routed training forward (`backbone.SegmentLoRA`) compute outside PEFT; None if they are."""
-    for m in causal_lm(model).modules():
-        if _is_lora(m):
-            if not isinstance(m.base_layer, torch.nn.Linear): return f"LoRA on {type(m.base_layer).__name__}"
-            if getattr(m, "merged_adapters", None): return "merged adapters"
-            if getattr(m, "lora_variant", None): return "LoRA variants (DoRA, ...)"
-            if getattr(m, "fan_in_fan_out", False): return "fan_in_fan_out LoRA"
-            if any(b.bias is not None for b in m.lora_B.values()): return "LoRA bias"
+    for m in lora_layers(model):
+        if not isinstance(m.base_layer, torch.nn.Linear): return f"LoRA on {type(m.base_layer).__name__}"
+        if getattr(m, "merged_adapters", None): return "merged adapters"
+        if getattr(m, "lora_variant", None): return "LoRA variants (DoRA, ...)"
+        if getattr(m, "fan_in_fan_out", False): return "fan_in_fan_out LoRA"
+        if any(b.bias is not None for b in m.lora_B.values()): return "LoRA bias"
     return None
 
 # %% ../nbs/01b_decode.ipynb #f4b924b9
@@ -95,7 +103,7 @@ class Decoder:
         self.body, cfg = self.lm.model, self.lm.config
         self.dtype = self.body.embed_tokens.weight.dtype
         dev = self.body.embed_tokens.weight.device
-        self.lora = {id(m): r for m in self.lm.modules() if _is_lora(m) for r in [RowLoRA(m, names, self.dtype)] if r.active}
+        self.lora = {id(m): r for m in lora_layers(model) for r in [RowLoRA(m, names, self.dtype)] if r.active}
         self.hd = self.body.layers[0].self_attn.head_dim
         shape = (batch, cfg.num_key_value_heads, length, self.hd)
         self.k = [torch.empty(shape, dtype=self.dtype, device=dev) for _ in self.body.layers]

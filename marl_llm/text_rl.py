@@ -130,7 +130,7 @@ def _shared_prompt_logits(adapters, names, prompt_ids, completion_ids, first, wh
     which = torch.tensor(which, device=dev)
     pos_p = position_ids_from_mask(att_p)
     key = "cache" if "cache" in inspect.signature(lm.model.forward).parameters else "past_key_values"
-    adapters.model.eval()
+    adapters._eval()
     with adapters._lora_context([names[k] for k in first]):
         pre = lm.model(input_ids=ids_p, attention_mask=att_p, position_ids=pos_p, use_cache=True)
     kv = pre.cache if getattr(pre, "cache", None) is not None else pre.past_key_values   # transformers >= 5 / older
