@@ -89,7 +89,8 @@ def completion_logits(adapters,                                # `AgentAdapters`
     are distinct (agent, prompt) pairs, each distinct prompt runs once instead (`_shared_prompt_logits`)."""
     bb = adapters.backbone
     B = len(prompt_ids)
-    if share_prompts and B > 1 and all(len(p) for p in prompt_ids) and adapters._segments_blocker({}) is None:
+    if (share_prompts and B > 1 and all(len(p) for p in prompt_ids) and any(len(c) for c in completion_ids)
+            and adapters._segments_blocker({}) is None):
         names = adapters._adapter_names(agents, B)
         first, which = distinct_rows(zip(names, map(tuple, prompt_ids)))
         if 2 * len(first) <= B: return _shared_prompt_logits(adapters, names, prompt_ids, completion_ids, first, which)
