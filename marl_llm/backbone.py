@@ -20,7 +20,7 @@ from .base_model import SPECIAL_TOKENS, WORD_START, CHARS, WORDS, TINY_CONFIG, B
 from .base_model import build_tiny_tokenizer, default_cache_dir, builtin_cache_key, build_builtin
 from .base_model import Backbone, load_backbone, position_ids_from_mask, last_token_index
 from .core import fix_mmap_threshold
-from .decode import FAST_ARCHS, causal_lm, fast_decode_blocker, fast_generate, lora_blocker, lora_layers
+from .decode import causal_lm, fast_decode_blocker, fast_generate, lora_layers, model_blocker
 
 # %% auto #0
 __all__ = ['BASE', 'AgentAdapters', 'SegmentLoRA', 'runs']
@@ -28,9 +28,6 @@ __all__ = ['BASE', 'AgentAdapters', 'SegmentLoRA', 'runs']
 # %% ../nbs/01_backbone.ipynb #8c117888
 BASE = "__base__"
 "PEFT's adapter name for 'no adapter' in a mixed batch: the reference policy."
-
-def _lora_layers(model) -> list:
-    return lora_layers(model)                  # kept on the model until its adapters change (`decode.lora_layers`)
 
 class AgentAdapters:
     """One PEFT LoRA adapter per agent on one shared, frozen base; all agents scored in one forward pass.
@@ -48,7 +45,7 @@ class AgentAdapters:
         dup = sorted({a for a in agents if agents.count(a) > 1}, key=str)
         if dup: raise ValueError(f"agent name(s) {dup} given more than once; each agent needs its own name, e.g. "
                                  f"{[f'agent_{k}' for k in range(len(agents))]}")
-        if _lora_layers(backbone.model):
+        if lora_layers(backbone.model):
             raise ValueError(f"backbone {backbone.name!r} already carries LoRA adapters; "
                              f"load a fresh backbone for a new AgentAdapters")
         self.backbone, self.seed = backbone, seed
@@ -139,7 +136,7 @@ def named_parameters(self: AgentAdapters, name: str) -> list[tuple[str, torch.nn
 def parameters(self: AgentAdapters, name: str) -> list[torch.nn.Parameter]:
     "Agent `name`'s trainable LoRA tensors (give them to that agent's optimizer)."
     self._check_name(name)
-    return [t for m in _lora_layers(self.model) if name in m.lora_A
+    return [t for m in lora_layers(self.model) if name in m.lora_A
             for t in (m.lora_A[name].weight, m.lora_B[name].weight)]
 
 @patch
@@ -251,7 +248,7 @@ def _segmented(self: AgentAdapters, names: Sequence[str]) -> Iterator[None]:
     with self.reference():
         self._all_trainable()            # disabling PEFT's adapters froze them; the segments still train them
         hooks = [m.register_forward_hook(lambda mod, args, y, s=SegmentLoRA(m, grouped): s(args[0], y))
-                 for m in _lora_layers(self.model)]
+                 for m in lora_layers(self.model)]
         try: yield
         finally:
             for h in hooks: h.remove()
@@ -300,12 +297,11 @@ def _routed(self: AgentAdapters, names: Sequence[str]) -> Iterator[dict]:
 def _segments_blocker(self: AgentAdapters, kwargs: dict) -> str | None:
     "Why `logits` must take PEFT's forward instead of the body + `SegmentLoRA` + the head on kept positions; None if not."
     lm = causal_lm(self.model)
-    if lm.config.model_type not in FAST_ARCHS: return f"architecture {lm.config.model_type!r}"   # (a head with no extras)
-    if any(t != "full_attention" for t in (getattr(lm.config, "layer_types", None) or [])): return "sliding-window layers"
+    if why := model_blocker(self.model): return why                    # Qwen2/Llama (a head with no extras), plain LoRA
     if set(kwargs) - {"position_ids", "logits_to_keep"}: return f"forward options {sorted(set(kwargs) - {'position_ids', 'logits_to_keep'})}"
     if any(getattr(m, "gradient_checkpointing", False) for m in [lm.model, *lm.model.layers]):   # a recompute would miss the hooks
         return "gradient checkpointing"
-    return lora_blocker(self.model)
+    return None
 
 @patch
 def _lora_context(self: AgentAdapters, names: Sequence[str]):

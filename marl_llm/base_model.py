@@ -27,7 +27,7 @@ import torch
 __all__ = ['SPECIAL_TOKENS', 'WORD_START', 'CHARS', 'WORDS', 'PIECES_FILE', 'TINY_CONFIG', 'SMALL_CONFIG', 'BUILTIN_BACKBONES',
            'domain_pieces', 'tiny_vocab', 'tiny_normalizer', 'tiny_pre_tokenizer', 'build_tiny_tokenizer',
            'default_cache_dir', 'builtin_cache_key', 'build_builtin', 'Backbone', 'load_backbone',
-           'position_ids_from_mask', 'last_token_index']
+           'position_ids_from_mask', 'last_token_index', 'pad_rows']
 
 # %% ../nbs/01a_base_model.ipynb #e01ce0cf
 SPECIAL_TOKENS = {"pad": "<pad>", "bos": "<s>", "eos": "</s>", "unk": "<unk>"}
@@ -297,3 +297,16 @@ def last_token_index(attention_mask: torch.Tensor) -> torch.Tensor:
     T = attention_mask.shape[-1]
     idx = torch.arange(T, device=attention_mask.device).expand_as(attention_mask)
     return torch.where(attention_mask.bool(), idx, torch.full_like(idx, -1)).max(-1).values
+
+def pad_rows(rows: Sequence[Sequence[int]],  # token ids, one list per row
+             value: int,                     # what fills the padding (the pad id)
+             left: bool = True,              # pad on the left (every row ends at the last column), else on the right
+            ) -> tuple[torch.Tensor, torch.Tensor]:
+    "Rows of ids as one `[B, T]` long tensor padded with `value` (T: the longest row), and its 0/1 attention mask."
+    T = max((len(r) for r in rows), default=0)
+    ids, att = torch.full((len(rows), T), value, dtype=torch.long), torch.zeros((len(rows), T), dtype=torch.long)
+    for k, r in enumerate(rows):
+        cols = slice(T - len(r), T) if left else slice(0, len(r))
+        ids[k, cols] = torch.tensor(list(r), dtype=torch.long); att[k, cols] = 1
+    return ids, att
+

@@ -14,8 +14,8 @@ import torch
 import torch.nn.functional as F
 
 # %% auto #0
-__all__ = ['FAST_ARCHS', 'FAST_OPTIONS', 'causal_lm', 'lora_layers', 'fast_decode_blocker', 'lora_blocker', 'RowLoRA', 'Decoded',
-           'Decoder', 'distinct_rows', 'fast_generate']
+__all__ = ['FAST_ARCHS', 'FAST_OPTIONS', 'causal_lm', 'lora_layers', 'fast_decode_blocker', 'model_blocker', 'lora_blocker',
+           'RowLoRA', 'Decoded', 'Decoder', 'distinct_rows', 'fast_generate']
 
 # %% ../nbs/01b_decode.ipynb #9f26b431
 FAST_ARCHS = ("qwen2", "llama")
@@ -45,14 +45,20 @@ def fast_decode_blocker(model, options: dict) -> str | None:
     extra = sorted(set(options) - FAST_OPTIONS)
     if extra: return f"generate options {extra}"
     if not options.get("max_new_tokens"): return "no max_new_tokens"      # absent or 0: generate decides
-    lm = causal_lm(model)
-    cfg = lm.config
-    if cfg.model_type not in FAST_ARCHS: return f"architecture {cfg.model_type!r}"
+    if why := model_blocker(model): return why
+    cfg = causal_lm(model).config
     if getattr(cfg, "hidden_act", "silu") != "silu": return f"activation {cfg.hidden_act!r}"
-    if any(t != "full_attention" for t in (getattr(cfg, "layer_types", None) or [])): return "sliding-window layers"
     sample = options.get("do_sample", getattr(model.generation_config, "do_sample", False))
     top_p = options.get("top_p", getattr(model.generation_config, "top_p", 1.0))
     if sample and top_p not in (None, 1.0): return f"top_p={top_p}"
+    return None
+
+def model_blocker(model) -> str | None:
+    """Why `model` is not a full-attention Qwen2/Llama whose LoRA layers the toolkit can apply itself (the fast
+    decoder, the grouped-rows training forward); None if it is."""
+    cfg = causal_lm(model).config
+    if cfg.model_type not in FAST_ARCHS: return f"architecture {cfg.model_type!r}"
+    if any(t != "full_attention" for t in (getattr(cfg, "layer_types", None) or [])): return "sliding-window layers"
     return lora_blocker(model)
 
 def lora_blocker(model) -> str | None:

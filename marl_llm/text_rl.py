@@ -13,7 +13,7 @@ from typing import Sequence
 import torch
 import torch.nn.functional as F
 
-from .base_model import position_ids_from_mask
+from .base_model import pad_rows, position_ids_from_mask
 from .decode import causal_lm, distinct_rows
 
 # %% auto #0
@@ -94,15 +94,9 @@ def completion_logits(adapters,                                # `AgentAdapters`
         names = adapters._adapter_names(agents, B)
         first, which = distinct_rows(zip(names, map(tuple, prompt_ids)))
         if 2 * len(first) <= B: return _shared_prompt_logits(adapters, names, prompt_ids, completion_ids, first, which)
-    lens = [len(c) for c in completion_ids]
-    T = max(len(p) + len(c) for p, c in zip(prompt_ids, completion_ids))
-    Tc = max(lens)
-    ids = torch.full((B, T), bb.tokenizer.pad_token_id, dtype=torch.long)
-    att = torch.zeros((B, T), dtype=torch.long)
-    for k, (p, c) in enumerate(zip(prompt_ids, completion_ids)):
-        row = list(p) + list(c)
-        ids[k, T - len(row):] = torch.tensor(row); att[k, T - len(row):] = 1
-    n, j = torch.tensor(lens), torch.arange(Tc)
+    ids, att = pad_rows([list(p) + list(c) for p, c in zip(prompt_ids, completion_ids)], bb.tokenizer.pad_token_id)
+    T, lens = ids.shape[1], [len(c) for c in completion_ids]
+    n, j = torch.tensor(lens), torch.arange(max(lens))
     mask = j[None, :] < n[:, None]                                     # [B, Tc]: real completion tokens
     at = (T - 1 - n[:, None] + j[None, :]).clamp(0, T - 2)            # the column that predicts token j of row k
     logits = adapters.logits(agents, ids.to(bb.device), att.to(bb.device), positions=at.to(bb.device)).float()
@@ -119,15 +113,10 @@ def _shared_prompt_logits(adapters, names, prompt_ids, completion_ids, first, wh
     from transformers import DynamicCache
     bb, lm = adapters.backbone, causal_lm(adapters.model)
     dev, pad = bb.device, bb.tokenizer.pad_token_id
-    B, U = len(names), len(first)
-    P, Tc = max(len(prompt_ids[k]) for k in first), max(len(c) for c in completion_ids)
-    ids_p, att_p = torch.full((U, P), pad, dtype=torch.long), torch.zeros((U, P), dtype=torch.long)
-    for u, k in enumerate(first):                                      # the distinct prompts, left-padded
-        ids_p[u, P - len(prompt_ids[k]):] = torch.tensor(list(prompt_ids[k])); att_p[u, P - len(prompt_ids[k]):] = 1
-    ids_c, att_c = torch.full((B, Tc), pad, dtype=torch.long), torch.zeros((B, Tc), dtype=torch.long)
-    for k, c in enumerate(completion_ids):                             # every row's completion, right-padded
-        ids_c[k, :len(c)] = torch.tensor(list(c)); att_c[k, :len(c)] = 1
+    ids_p, att_p = pad_rows([prompt_ids[k] for k in first], pad)      # the distinct prompts, left-padded
+    ids_c, att_c = pad_rows(completion_ids, pad, left=False)          # every row's completion, right-padded
     ids_p, att_p, ids_c, att_c = (x.to(dev) for x in (ids_p, att_p, ids_c, att_c))
+    Tc = ids_c.shape[1]
     which = torch.tensor(which, device=dev)
     pos_p = position_ids_from_mask(att_p)
     key = "cache" if "cache" in inspect.signature(lm.model.forward).parameters else "past_key_values"
@@ -155,17 +144,11 @@ def completion_logprobs(adapters,                                # `AgentAdapter
     "Log-probs `[B, Tc]` of each completion given its prompt, row `i` under `agents[i]` (or '__base__'), one forward."
     logits, mask = completion_logits(adapters, agents, prompt_ids, completion_ids, share_prompts)
     if temperature != 1.0: logits = logits / temperature
-    target = _targets(completion_ids, mask)
+    target = pad_rows(completion_ids, 0, left=False)[0].to(mask.device)
     lp = -F.cross_entropy(logits.flatten(0, 1), target.flatten(), reduction="none").view(mask.shape)  # log_softmax + gather, fused
     return torch.where(mask, lp, torch.zeros_like(lp)), mask
 
-def _targets(completion_ids: Sequence[Sequence[int]], mask: torch.Tensor) -> torch.Tensor:
-    "The completion tokens `[B, Tc]` laid out from column 0 (0 off `mask`)."
-    target = torch.zeros(mask.shape, dtype=torch.long)
-    for k, c in enumerate(completion_ids): target[k, :len(c)] = torch.tensor(list(c), dtype=torch.long)
-    return target.to(mask.device)
-
 def completion_token_logprobs(logp_all: torch.Tensor, completion_ids: Sequence[Sequence[int]], mask: torch.Tensor) -> torch.Tensor:
     "From log-distributions `[B, Tc, V]` (as `completion_logits` lays them out), each completion token's log-prob `[B, Tc]` (0 off `mask`)."
-    lp = logp_all.gather(-1, _targets(completion_ids, mask)[..., None])[..., 0]
+    lp = logp_all.gather(-1, pad_rows(completion_ids, 0, left=False)[0].to(mask.device)[..., None])[..., 0]
     return torch.where(mask, lp, torch.zeros_like(lp))

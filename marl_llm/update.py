@@ -12,6 +12,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
+from .base_model import pad_rows
 from .core import Turn
 from .losses import policy_loss
 from .checkpoint import check_finite
@@ -28,14 +29,8 @@ def collate_menu(turns: Sequence[Turn], # menu turns: `prompt_ids`, `choice`, `i
                  device,                 # where the tensors go
                 ) -> dict:
     "Left-padded prompt batch of `turns` with their menu masks, choices and agents (what `MenuPolicy.menu_logprobs` takes)."
-    T = max(len(t.prompt_ids) for t in turns)
-    L = max(t.info["n_menu"] for t in turns)
-    ids = torch.full((len(turns), T), pad_id, dtype=torch.long)
-    att = torch.zeros((len(turns), T), dtype=torch.long)
-    menu = torch.zeros((len(turns), L), dtype=torch.bool)
-    for k, t in enumerate(turns):
-        n = len(t.prompt_ids)
-        ids[k, T - n:] = torch.tensor(t.prompt_ids); att[k, T - n:] = 1; menu[k, :t.info["n_menu"]] = True
+    ids, att = pad_rows([t.prompt_ids for t in turns], pad_id)
+    menu = torch.arange(max(t.info["n_menu"] for t in turns))[None, :] < torch.tensor([t.info["n_menu"] for t in turns])[:, None]
     return {"input_ids": ids.to(device), "attention_mask": att.to(device), "menu_mask": menu.to(device),
             "agents": [t.agent for t in turns], "choice": torch.tensor([t.choice for t in turns], device=device)}
 
