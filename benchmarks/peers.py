@@ -21,8 +21,9 @@ the update's rows:
     minibatch 64: one forward, one backward, one optimiser step per agent).
 
 Each cell runs in a fresh subprocess (so peak RSS, VmHWM, does not mix; the parent never imports torch; a
-marl_llm process fixes glibc's mmap threshold at 2 MiB when it builds `AgentAdapters`, `marl_llm.core.
-fix_mmap_threshold`, while TRL's and CoMLRL's run with glibc's default, as they would on their own): load,
+marl_llm process fixes glibc's mmap threshold at 2 MiB when it builds `AgentAdapters` on a model at least 512
+wide, `marl_llm.core.malloc_for`: the 768x12 model of the memory part; on the tiny model it keeps glibc's default,
+as TRL's and CoMLRL's processes do): load,
 1 warm-up update, then `--updates` timed updates; `--repeats` rounds run back to back, the systems interleaved
 (TRL, TRL without checkpointing, CoMLRL, marl_llm, TRL, ...). Each update's wall time is split by wrapping,
 identically for every system: `generate` (for marl_llm its own decoder, `marl_llm.decode`), the inner Qwen2 model's forward outside generate (no-grad / with
