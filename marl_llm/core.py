@@ -266,9 +266,11 @@ def malloc_for(hidden_size: int | None, # the model's hidden size (`config.hidde
 
     The two regimes cost different things. A wide model's activations are large, and once glibc's dynamic threshold
     has risen they fragment its heap: 8 agents on the 87 M-parameter model peaked at 1450 MiB with glibc's default
-    and 1.21-1.23x one agent's memory with 4 or 32 MiB fixed, against 1.02x (1249 MiB) with 2 MiB fixed. A narrow model's activations are small and many, and each fresh mmap
-    faults in every 4 KiB page (~2.7 us on a 2-core VM): with 2 MiB fixed, the tiny backbone's main job spent 236 s
-    in updates against 147 s with glibc's default (peak 1.12 against 1.41 GB), and a text update 20% longer."""
+    and 1.21-1.23x one agent's memory with 4 or 32 MiB fixed, against 1.02x (1249 MiB) with 2 MiB fixed. A narrow
+    model's activations are small and many, and each fresh mmap faults in every 4 KiB page (~2.7 us on a 2-core VM):
+    with 2 MiB fixed, the tiny backbone's main job spent 236 s in updates against 147 s with glibc's default (peak
+    1.12 against 1.41 GB), and a text update 20% longer. The setting is per process: once a wide model has fixed
+    the threshold, a narrow one built later in the same process keeps it."""
     return fix_mmap_threshold() if hidden_size is None or hidden_size >= MMAP_FIX_MIN_HIDDEN else False
 
 # %% ../nbs/00_core.ipynb #a91374ef
