@@ -85,8 +85,9 @@ def completion_logits(adapters,                                # `AgentAdapters`
     (positions off the mask hold arbitrary logits: every consumer masks them).
 
     Rows are left-padded so that every completion ends at the last column, and the LM head runs only on the
-    positions that predict completion tokens (`positions`), laid out from column 0. Where at most half the rows
-    are distinct (agent, prompt) pairs, each distinct prompt runs once instead (`_shared_prompt_logits`)."""
+    positions that predict completion tokens (`positions`), laid out from column 0. The last column predicts
+    nothing here, so the body runs without it (a causal model: no other column sees it). Where at most half
+    the rows are distinct (agent, prompt) pairs, each distinct prompt runs once instead (`_shared_prompt_logits`)."""
     bb = adapters.backbone
     B = len(prompt_ids)
     if (share_prompts and B > 1 and all(len(p) for p in prompt_ids) and any(len(c) for c in completion_ids)
@@ -99,6 +100,7 @@ def completion_logits(adapters,                                # `AgentAdapters`
     n, j = torch.tensor(lens), torch.arange(max(lens))
     mask = j[None, :] < n[:, None]                                     # [B, Tc]: real completion tokens
     at = (T - 1 - n[:, None] + j[None, :]).clamp(0, T - 2)            # the column that predicts token j of row k
+    if T > 1: ids, att = ids[:, :-1], att[:, :-1]                      # every row's last token predicts nothing here
     logits = adapters.logits(agents, ids.to(bb.device), att.to(bb.device), positions=at.to(bb.device)).float()
     return logits, mask.to(logits.device)                              # off `mask`: unused (callers mask)
 
@@ -109,7 +111,8 @@ def _layer_kv(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
 
 def _shared_prompt_logits(adapters, names, prompt_ids, completion_ids, first, which) -> tuple[torch.Tensor, torch.Tensor]:
     """`completion_logits` with each distinct (agent, prompt) run once: its keys and values (gradients and all)
-    are indexed out to the rows that repeat it, and those rows then run only their completions, right-padded."""
+    are indexed out to the rows that repeat it, and those rows then run only their completions, right-padded,
+    without the last column (what follows a completion's last token is not scored)."""
     from transformers import DynamicCache
     bb, lm = adapters.backbone, causal_lm(adapters.model)
     dev, pad = bb.device, bb.tokenizer.pad_token_id
@@ -122,17 +125,19 @@ def _shared_prompt_logits(adapters, names, prompt_ids, completion_ids, first, wh
     key = "cache" if "cache" in inspect.signature(lm.model.forward).parameters else "past_key_values"
     adapters._eval()
     with adapters._lora_context([names[k] for k in first]):
-        pre = lm.model(input_ids=ids_p, attention_mask=att_p, position_ids=pos_p, use_cache=True)
-    kv = pre.cache if getattr(pre, "cache", None) is not None else pre.past_key_values   # transformers >= 5 / older
-    rows = DynamicCache()
-    for li, (k, v) in enumerate(_layer_kv(kv)):
-        rows.update(k[which], v[which], li)                            # each row's prompt keys/values (differentiable)
+        pre = lm.model(input_ids=ids_p, attention_mask=att_p, position_ids=pos_p, use_cache=Tc > 1)
+    h = pre.last_hidden_state[:, -1:][which]                           # column 0 predicts each completion's token 0
     with adapters._lora_context(names):
-        out = lm.model(input_ids=ids_c, attention_mask=torch.cat([att_p[which], att_c], 1), use_cache=True,
-                       position_ids=pos_p[which][:, -1:] + 1 + torch.arange(Tc, device=dev), **{key: rows})
-        h = torch.cat([pre.last_hidden_state[:, -1:][which], out.last_hidden_state[:, :-1]], 1)   # column j predicts token j
-        logits = lm.lm_head(h).float()
-    return logits, att_c.bool()
+        if Tc > 1:                                                     # columns 1.. from tokens 0 .. Tc-2
+            kv = pre.cache if getattr(pre, "cache", None) is not None else pre.past_key_values   # transformers >= 5 / older
+            rows = DynamicCache()
+            for li, (k, v) in enumerate(_layer_kv(kv)):
+                rows.update(k[which], v[which], li)                    # each row's prompt keys/values (differentiable)
+            out = lm.model(input_ids=ids_c[:, :-1], attention_mask=torch.cat([att_p[which], att_c[:, :-1]], 1),
+                           use_cache=True, position_ids=pos_p[which][:, -1:] + 1 + torch.arange(Tc - 1, device=dev),
+                           **{key: rows})
+            h = torch.cat([h, out.last_hidden_state], 1)               # column j predicts token j
+        return lm.lm_head(h).float(), att_c.bool()
 
 def completion_logprobs(adapters,                                # `AgentAdapters`
                         agents: Sequence[str] | str,             # one agent per row (or one for all; '__base__')
