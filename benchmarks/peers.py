@@ -27,7 +27,7 @@ as TRL's and CoMLRL's processes do): load,
 1 warm-up update, then `--updates` timed updates; `--repeats` rounds run back to back, the systems interleaved
 (TRL, TRL without checkpointing, CoMLRL, marl_llm, TRL, ...). Each update's wall time is split by wrapping,
 identically for every system: `generate` (for marl_llm its own decoder, `marl_llm.decode`), the inner Qwen2 model's forward outside generate (no-grad / with
-grad), autograd backward (it includes any checkpoint recompute), optimiser steps, and the rest (LM head and
+grad; for marl_llm also its own forward, `marl_llm.decode.Decoder.hidden`, which scores shared-prompt rows), autograd backward (it includes any checkpoint recompute), optimiser steps, and the rest (LM head and
 loss, rewards, collation, Python).
 
 Memory: for N agents, a fresh process that (a) loads one base + N adapters and runs one batched sample +
@@ -157,20 +157,29 @@ def instrument():
             ACC["backward"] += time.perf_counter() - t
 
     GenerationMixin.generate, mq.Qwen2Model.forward, torch.autograd.backward = generate, forward, backward
-    try:                                    # marl_llm's own decoder (marl_llm.decode) counts as generate too
-        import marl_llm.backbone as mb
-        fast0 = mb.fast_generate
+    try:                                    # marl_llm's own decoder (marl_llm.decode) counts as generate too,
+        import marl_llm.backbone as mb      # and its forward outside generate (its scoring forward) as forward
+        import marl_llm.decode as md
+        fast0, hidden0 = mb.fast_generate, md.Decoder.hidden
 
         def fast_generate(model, names, input_ids, *a, **k):
+            _IN["gen"] += 1
             t = time.perf_counter()
             try:
                 out = fast0(model, names, input_ids, *a, **k)
             finally:
+                _IN["gen"] -= 1
                 ACC["generate"] += time.perf_counter() - t
             ACC["rows generated"] += out.sequences.shape[0]
             ACC["new tokens"] += out.sequences.shape[0] * (out.sequences.shape[1] - input_ids.shape[1])
             return out
-        mb.fast_generate = fast_generate
+
+        def hidden(self, *a, **k):
+            if _IN["gen"] or _IN["bwd"]: return hidden0(self, *a, **k)
+            t = time.perf_counter()
+            try: return hidden0(self, *a, **k)
+            finally: ACC["forward (grad)" if torch.is_grad_enabled() else "forward (no grad)"] += time.perf_counter() - t
+        mb.fast_generate, md.Decoder.hidden = fast_generate, hidden
     except ImportError:
         pass
     from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook

@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 # %% auto #0
 __all__ = ['FAST_ARCHS', 'FAST_OPTIONS', 'causal_lm', 'lora_layers', 'fast_decode_blocker', 'model_blocker', 'lora_blocker',
-           'RowLoRA', 'Decoded', 'Decoder', 'distinct_rows', 'fast_generate']
+           'RowLoRA', 'Decoded', 'distinct_rows', 'Decoder', 'prefilled', 'fast_generate']
 
 # %% ../nbs/01b_decode.ipynb #9f26b431
 FAST_ARCHS = ("qwen2", "llama")
@@ -46,19 +46,18 @@ def fast_decode_blocker(model, options: dict) -> str | None:
     if extra: return f"generate options {extra}"
     if not options.get("max_new_tokens"): return "no max_new_tokens"      # absent or 0: generate decides
     if why := model_blocker(model): return why
-    cfg = causal_lm(model).config
-    if getattr(cfg, "hidden_act", "silu") != "silu": return f"activation {cfg.hidden_act!r}"
     sample = options.get("do_sample", getattr(model.generation_config, "do_sample", False))
     top_p = options.get("top_p", getattr(model.generation_config, "top_p", 1.0))
     if sample and top_p not in (None, 1.0): return f"top_p={top_p}"
     return None
 
 def model_blocker(model) -> str | None:
-    """Why `model` is not a full-attention Qwen2/Llama whose LoRA layers the toolkit can apply itself (the fast
-    decoder, the grouped-rows training forward); None if it is."""
+    """Why `model` is not a full-attention, SiLU-gated Qwen2/Llama whose LoRA layers the toolkit can apply itself
+    (the fast decoder, the shared-prompt scoring forward, the grouped-rows training forward); None if it is."""
     cfg = causal_lm(model).config
     if cfg.model_type not in FAST_ARCHS: return f"architecture {cfg.model_type!r}"
     if any(t != "full_attention" for t in (getattr(cfg, "layer_types", None) or [])): return "sliding-window layers"
+    if getattr(cfg, "hidden_act", "silu") != "silu": return f"activation {cfg.hidden_act!r}"
     return lora_blocker(model)
 
 def lora_blocker(model) -> str | None:
@@ -106,10 +105,24 @@ class Decoded:
     sequences: torch.Tensor   # [B, T0 + n]
     logprobs: torch.Tensor    # [B, n]; 0 after a row's EOS
 
+def distinct_rows(keys) -> tuple[list[int], list[int]]:
+    "For one hashable key per row: the first row of each distinct key, and for every row which of those it repeats."
+    seen, first, which = {}, [], []
+    for k, key in enumerate(keys):
+        if key not in seen: seen[key] = len(first); first.append(k)
+        which.append(seen[key])
+    return first, which
+
+def _distinct_rows(names: Sequence[str], input_ids: torch.Tensor, attention_mask: torch.Tensor):
+    "`distinct_rows` of (adapter, prompt, mask), as index tensors."
+    first, which = distinct_rows(zip(names, map(tuple, input_ids.tolist()), map(tuple, attention_mask.tolist())))
+    return torch.tensor(first, device=input_ids.device), torch.tensor(which, device=input_ids.device)
+
 class Decoder:
-    """One batched decode of a pre-norm decoder (Qwen2, Llama): the KV cache preallocated for the whole call,
+    """The forward of a pre-norm decoder (Qwen2, Llama) over a KV cache it owns, preallocated for the whole call:
     the modules' weights applied directly (no per-step mask building, cache objects or logits processors), and
-    every row through its own adapter (`RowLoRA`)."""
+    every row through its own adapter (`RowLoRA`). Sampling runs it in inference mode; the scoring forward of
+    `text_rl` runs it with gradients (the cache writes are then part of the graph)."""
     def __init__(self, model, names: Sequence[str], batch: int, length: int):
         self.lm = causal_lm(model)
         self.body, cfg = self.lm.model, self.lm.config
@@ -153,6 +166,16 @@ class Decoder:
 
     def forward(self, ids: torch.Tensor, pos: torch.Tensor, start: int, mask: torch.Tensor) -> torch.Tensor:
         "Logits `[B, V]` after the last of `ids` `[B, T]`, written at cache columns `start .. start+T-1`."
+        return self.logits(self.hidden(ids, pos, start, mask)[:, -1:])[:, 0]
+
+    def logits(self, h: torch.Tensor) -> torch.Tensor:
+        "The final norm and the LM head on last-layer hidden states `[B, T, H]` -> `[B, T, V]`."
+        return self.lin(self.lm.lm_head, self.norm(self.body.norm, h))
+
+    def hidden(self, ids: torch.Tensor, pos: torch.Tensor, start: int, mask: torch.Tensor) -> torch.Tensor:
+        """The last layer's hidden states `[B, T, H]` (before the final norm) of `ids` `[B, T]` at positions `pos`,
+        their keys and values written at cache columns `start .. start+T-1`; `mask` `[B, 1, T, start+T]` (bool)
+        says which cached columns each token sees."""
         h = self.body.embed_tokens(ids).to(self.dtype)
         cos, sin = self.body.rotary_emb(h, pos)
         half = sin.shape[-1] // 2
@@ -172,23 +195,35 @@ class Decoder:
             o = self.attend(self.rope(q, cos, sin), self.k[li][:, :, :end], self.v[li][:, :, :end], mask, at.scaling)
             h = self.lin(at.o_proj, o.transpose(1, 2).reshape(B, T, -1), res=h)
             x = self.norm(layer.post_attention_layernorm, h)
-            h = self.lin(mlp.down_proj, F.silu(self.lin(mlp.gate_proj, x), inplace=True).mul_(self.lin(mlp.up_proj, x)), res=h)
-        return self.lin(self.lm.lm_head, self.norm(self.body.norm, h[:, -1:]))[:, 0]
+            g, u = self.lin(mlp.gate_proj, x), self.lin(mlp.up_proj, x)
+            a = F.silu(g) * u if torch.is_grad_enabled() else F.silu(g, inplace=True).mul_(u)   # in place when no graph
+            h = self.lin(mlp.down_proj, a, res=h)
+        return h
+
+def prefilled(model, names: Sequence[str], input_ids: torch.Tensor, attention_mask: torch.Tensor,
+              length: int) -> tuple[Decoder, Decoder, torch.Tensor, torch.Tensor]:
+    """A `Decoder` for rows `names` with room for `length` columns, the left-padded prompts `input_ids` `[B, T0]`
+    already run through it; each distinct (adapter, prompt) runs once and its cached keys and values are copied to
+    the rows that repeat it (a GRPO group's). Returns that decoder; the decoder of the distinct rows (the same one
+    when every row is distinct) and their last prompt column's hidden states `[D, 1, H]`; and for each row which
+    distinct row it repeats `[B]`."""
+    B, T0 = input_ids.shape
+    att = attention_mask.bool()
+    pos = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
+    causal = torch.ones(T0, T0, dtype=torch.bool, device=att.device).tril()
+    eye = torch.eye(T0, dtype=torch.bool, device=att.device)   # a padding query sees itself: no empty softmax rows
+    first, which = _distinct_rows(names, input_ids, attention_mask)
+    dec = Decoder(model, names, B, length)
+    if len(first) == B:                                         # every row its own prompt: one pass
+        h = dec.hidden(input_ids, pos, 0, (causal & att[:, None, None, :]) | eye)[:, -1:]
+        return dec, dec, h, torch.arange(B, device=att.device)
+    pre = Decoder(model, [names[k] for k in first], len(first), T0)
+    h = pre.hidden(input_ids[first], pos[first], 0, (causal & att[first, None, None, :]) | eye)[:, -1:]
+    for li in range(len(dec.k)):
+        dec.k[li][:, :, :T0], dec.v[li][:, :, :T0] = pre.k[li][which], pre.v[li][which]
+    return dec, pre, h, which
 
 # %% ../nbs/01b_decode.ipynb #d01440f0
-def distinct_rows(keys) -> tuple[list[int], list[int]]:
-    "For one hashable key per row: the first row of each distinct key, and for every row which of those it repeats."
-    seen, first, which = {}, [], []
-    for k, key in enumerate(keys):
-        if key not in seen: seen[key] = len(first); first.append(k)
-        which.append(seen[key])
-    return first, which
-
-def _distinct_rows(names: Sequence[str], input_ids: torch.Tensor, attention_mask: torch.Tensor):
-    "`distinct_rows` of (adapter, prompt, mask), as index tensors."
-    first, which = distinct_rows(zip(names, map(tuple, input_ids.tolist()), map(tuple, attention_mask.tolist())))
-    return torch.tensor(first, device=input_ids.device), torch.tensor(which, device=input_ids.device)
-
 def _option(value, config, key, default):
     "An explicit option, else the generation config's value, else `default` (as `generate` resolves them)."
     if value is not None: return value
@@ -231,22 +266,13 @@ def fast_generate(model,                              # a transformers causal LM
     pad = _option(pad_token_id, gc, "pad_token_id", int(eos[0]) if len(eos) else 0)
     suppress = list(_option(suppress_tokens, gc, "suppress_tokens", []))
     B, T0 = input_ids.shape
-    dec = Decoder(model, names, B, T0 + max_new_tokens)
     att = torch.zeros(B, T0 + max_new_tokens, dtype=torch.bool, device=input_ids.device)
     att[:, :T0] = attention_mask.bool()
-    pos = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
-    causal = torch.ones(T0, T0, dtype=torch.bool, device=att.device).tril()
-    eye = torch.eye(T0, dtype=torch.bool, device=att.device)   # a padding query sees itself: no empty softmax rows
-    first, which = _distinct_rows(names, input_ids, attention_mask)
-    if len(first) == B:
-        logits = dec.forward(input_ids, pos, 0, (causal & att[:, None, None, :T0]) | eye)   # the prompts, in one pass
-    else:   # a group's repeated prompts: each distinct (adapter, prompt) prefilled once, its cache copied to its rows
-        pre = Decoder(model, [names[k] for k in first], len(first), T0)
-        logits = pre.forward(input_ids[first], pos[first], 0, (causal & att[first, None, None, :T0]) | eye)[which]
-        for li in range(len(dec.k)):
-            dec.k[li][:, :, :T0], dec.v[li][:, :, :T0] = pre.k[li][which], pre.v[li][which]
-        del pre
-    pos, done, toks, lps = pos[:, -1:], torch.zeros(B, dtype=torch.bool, device=att.device), [], []
+    dec, pre, h, which = prefilled(model, names, input_ids, attention_mask, T0 + max_new_tokens)   # the prompts
+    logits = pre.logits(h)[:, 0][which]                # the head on each distinct prompt's last column
+    del pre
+    pos = (attention_mask.long().sum(-1, keepdim=True) - 1).clamp(min=0)
+    done, toks, lps = torch.zeros(B, dtype=torch.bool, device=att.device), [], []
     for t in range(max_new_tokens):
         raw = logits.float() if temperature == 1.0 else logits.float() / temperature
         p = raw.softmax(-1)                             # the distribution a scoring forward gives (no masks)
