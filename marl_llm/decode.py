@@ -79,21 +79,27 @@ class RowLoRA:
     for a row whose name has no adapter here: the base)."""
     def __init__(self, layer,                   # a PEFT LoRA `Linear` (its `lora_A`, `lora_B`, `scaling`)
                  names: Sequence[str],          # one adapter name per row
-                 dtype: torch.dtype):           # the activations' dtype
+                 dtype: torch.dtype,            # the activations' dtype
+                 keeps: dict | None = None):    # `keep` masks already built for these rows, by (adapter, rank) blocks
         own = [a for a in dict.fromkeys(names) if a in layer.lora_A]
         self.active = bool(own)
         if not own: return
         self.At = torch.cat([layer.lora_A[a].weight for a in own]).to(dtype).t()                        # [in, sum r]
         self.Bt = torch.cat([layer.lora_B[a].weight * layer.scaling[a] for a in own], 1).to(dtype).t()   # [sum r, out]
-        col = torch.cat([torch.full((layer.lora_A[a].weight.shape[0],), j) for j, a in enumerate(own)])
-        row = torch.tensor([own.index(n) if n in own else -1 for n in names])
-        self.keep = (row[:, None] == col[None, :]).to(dtype)[:, None, :].to(self.At.device)             # [B, 1, sum r]
+        blocks = tuple((a, layer.lora_A[a].weight.shape[0]) for a in own)
+        if keeps is None or blocks not in keeps:
+            col = torch.cat([torch.full((r,), j) for j, (a, r) in enumerate(blocks)])
+            row = torch.tensor([own.index(n) if n in own else -1 for n in names])
+            keep = (row[:, None] == col[None, :]).to(dtype)[:, None, :].to(self.At.device)             # [B, 1, sum r]
+            if keeps is None: self.keep = keep; return
+            keeps[blocks] = keep
+        self.keep = keeps[blocks]                      # every layer with the same adapters shares one mask
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:   # [B, T, in] -> [B, T, out]
         return ((x @ self.At) * self.keep) @ self.Bt
 
     def add_to(self, y: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        "`y + self(x)` written into `y` `[B, T, out]` (contiguous, no autograd), the add folded into the second matmul."
+        "`y + self(x)` written into `y` `[B, T, out]` (contiguous), the add folded into the second matmul."
         u = (x @ self.At).mul_(self.keep)
         y.view(-1, y.shape[-1]).addmm_(u.view(-1, u.shape[-1]), self.Bt)
         return y
@@ -128,7 +134,8 @@ class Decoder:
         self.body, cfg = self.lm.model, self.lm.config
         self.dtype = self.body.embed_tokens.weight.dtype
         dev = self.body.embed_tokens.weight.device
-        self.lora = {id(m): r for m in lora_layers(model) for r in [RowLoRA(m, names, self.dtype)] if r.active}
+        keeps = {}
+        self.lora = {id(m): r for m in lora_layers(model) for r in [RowLoRA(m, names, self.dtype, keeps)] if r.active}
         self.hd = self.body.layers[0].self_attn.head_dim
         shape = (batch, cfg.num_key_value_heads, length, self.hd)
         self.k = [torch.empty(shape, dtype=self.dtype, device=dev) for _ in self.body.layers]
