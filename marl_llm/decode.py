@@ -13,6 +13,8 @@ from typing import Sequence
 import torch
 import torch.nn.functional as F
 
+from .base_model import position_ids_from_mask
+
 # %% auto #0
 __all__ = ['FAST_ARCHS', 'FAST_OPTIONS', 'causal_lm', 'lora_layers', 'fast_decode_blocker', 'model_blocker', 'lora_blocker',
            'RowLoRA', 'Decoded', 'distinct_rows', 'Decoder', 'prefilled', 'fast_generate']
@@ -86,14 +88,12 @@ class RowLoRA:
         if not own: return
         self.At = torch.cat([layer.lora_A[a].weight for a in own]).to(dtype).t()                        # [in, sum r]
         self.Bt = torch.cat([layer.lora_B[a].weight * layer.scaling[a] for a in own], 1).to(dtype).t()   # [sum r, out]
-        blocks = tuple((a, layer.lora_A[a].weight.shape[0]) for a in own)
-        if keeps is None or blocks not in keeps:
+        blocks, keeps = tuple((a, layer.lora_A[a].weight.shape[0]) for a in own), {} if keeps is None else keeps
+        if blocks not in keeps:                        # every layer with the same adapters shares one mask
             col = torch.cat([torch.full((r,), j) for j, (a, r) in enumerate(blocks)])
             row = torch.tensor([own.index(n) if n in own else -1 for n in names])
-            keep = (row[:, None] == col[None, :]).to(dtype)[:, None, :].to(self.At.device)             # [B, 1, sum r]
-            if keeps is None: self.keep = keep; return
-            keeps[blocks] = keep
-        self.keep = keeps[blocks]                      # every layer with the same adapters shares one mask
+            keeps[blocks] = (row[:, None] == col[None, :]).to(dtype)[:, None, :].to(self.At.device)    # [B, 1, sum r]
+        self.keep = keeps[blocks]
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:   # [B, T, in] -> [B, T, out]
         return ((x @ self.At) * self.keep) @ self.Bt
@@ -216,7 +216,7 @@ def prefilled(model, names: Sequence[str], input_ids: torch.Tensor, attention_ma
     distinct row it repeats `[B]`."""
     B, T0 = input_ids.shape
     att = attention_mask.bool()
-    pos = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
+    pos = position_ids_from_mask(attention_mask)
     causal = torch.ones(T0, T0, dtype=torch.bool, device=att.device).tril()
     eye = torch.eye(T0, dtype=torch.bool, device=att.device)   # a padding query sees itself: no empty softmax rows
     first, which = _distinct_rows(names, input_ids, attention_mask)
@@ -278,7 +278,7 @@ def fast_generate(model,                              # a transformers causal LM
     dec, pre, h, which = prefilled(model, names, input_ids, attention_mask, T0 + max_new_tokens)   # the prompts
     logits = pre.logits(h)[:, 0][which]                # the head on each distinct prompt's last column
     del pre
-    pos = (attention_mask.long().sum(-1, keepdim=True) - 1).clamp(min=0)
+    pos = position_ids_from_mask(attention_mask)[:, -1:]
     done, toks, lps = torch.zeros(B, dtype=torch.bool, device=att.device), [], []
     for t in range(max_new_tokens):
         raw = logits.float() if temperature == 1.0 else logits.float() / temperature

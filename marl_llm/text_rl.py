@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from .base_model import pad_rows
-from .decode import Decoder, distinct_rows, prefilled
+from .decode import Decoder, causal_lm, distinct_rows, prefilled
 
 # %% auto #0
 __all__ = ['Sample', 'sample_texts', 'head_logprobs', 'completion_logits', 'completion_logprobs', 'completion_token_logprobs']
@@ -189,17 +189,15 @@ def completion_logprobs(adapters,                                # `AgentAdapter
     """Log-probs `[B, Tc]` of each completion given its prompt, row `i` under `agents[i]` (or '__base__'), one forward.
     Where each distinct prompt runs once and the LM head is a plain `Linear`, the head and the log-softmax run
     fused on the real completion tokens alone (`head_logprobs`); otherwise on `completion_logits`."""
-    if names := _shared_names(adapters, agents, prompt_ids, completion_ids, share_prompts):
+    target = pad_rows(completion_ids, 0, left=False)[0].to(adapters.backbone.device)
+    head = causal_lm(adapters.model).lm_head
+    names = _shared_names(adapters, agents, prompt_ids, completion_ids, share_prompts)
+    if names and isinstance(head, torch.nn.Linear) and head.bias is None:
         dec, h, mask = _shared_prompt_hidden(adapters, names, prompt_ids, completion_ids)
-        head = dec.lm.lm_head
-        if isinstance(head, torch.nn.Linear) and head.bias is None:
-            target = pad_rows(completion_ids, 0, left=False)[0].to(mask.device)
-            lp = head_logprobs(dec.norm(dec.body.norm, h[mask]), head.weight, target[mask], temperature)
-            return torch.zeros(mask.shape, dtype=lp.dtype, device=lp.device).index_put((mask,), lp), mask
-        logits = dec.logits(h).float()
-    else: logits, mask = completion_logits(adapters, agents, prompt_ids, completion_ids, share_prompts)
+        lp = head_logprobs(dec.norm(dec.body.norm, h[mask]), head.weight, target[mask], temperature)
+        return torch.zeros(mask.shape, dtype=lp.dtype, device=lp.device).index_put((mask,), lp), mask
+    logits, mask = completion_logits(adapters, agents, prompt_ids, completion_ids, share_prompts)
     if temperature != 1.0: logits = logits / temperature
-    target = pad_rows(completion_ids, 0, left=False)[0].to(mask.device)
     lp = -F.cross_entropy(logits.flatten(0, 1), target.flatten(), reduction="none").view(mask.shape)  # log_softmax + gather, fused
     return torch.where(mask, lp, torch.zeros_like(lp)), mask
 
