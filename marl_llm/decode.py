@@ -16,8 +16,9 @@ import torch.nn.functional as F
 from .base_model import position_ids_from_mask
 
 # %% auto #0
-__all__ = ['FAST_ARCHS', 'FAST_OPTIONS', 'causal_lm', 'lora_layers', 'fast_decode_blocker', 'model_blocker', 'lora_blocker',
-           'RowLoRA', 'Decoded', 'distinct_rows', 'Decoder', 'prefilled', 'fast_generate']
+__all__ = ['FAST_ARCHS', 'FAST_OPTIONS', 'MATH_SCORES', 'CPU_ONEDNN', 'causal_lm', 'lora_layers', 'fast_decode_blocker',
+           'model_blocker', 'lora_blocker', 'linear', 'RowLoRA', 'Decoded', 'distinct_rows', 'Decoder', 'prefilled',
+           'fast_generate']
 
 # %% ../nbs/01b_decode.ipynb #9f26b431
 FAST_ARCHS = ("qwen2", "llama")
@@ -25,6 +26,9 @@ FAST_ARCHS = ("qwen2", "llama")
 FAST_OPTIONS = {"max_new_tokens", "min_new_tokens", "do_sample", "temperature", "top_k", "top_p", "eos_token_id",
                 "pad_token_id", "suppress_tokens"}
 "`generate` options the fast decoder honours; any other option sends the call to `generate`."
+
+MATH_SCORES = 1 << 20
+"Attention over several tokens per row runs as plain matmuls up to this many scores (rows x heads x queries x keys), `scaled_dot_product_attention` beyond."
 
 def causal_lm(model):
     "The transformers causal LM inside a PEFT wrapper (or `model` itself)."
@@ -73,6 +77,54 @@ def lora_blocker(model) -> str | None:
         if any(b.bias is not None for b in m.lora_B.values()): return "LoRA bias"
     return None
 
+# %% ../nbs/01b_decode.ipynb #4ac93c9d
+CPU_ONEDNN = True
+"Whether `linear` runs float32 CPU matmuls of frozen weights on oneDNN (False: torch's default BLAS)."
+
+@functools.cache
+def _dnn():
+    "oneDNN's linear op (`torch.ops.mkldnn._linear_pointwise`), or None where this torch build lacks it or it fails."
+    try:
+        op = torch.ops.mkldnn._linear_pointwise
+        x, w = torch.arange(6.0).view(2, 3), torch.arange(12.0).view(4, 3)
+        ok = torch.backends.mkldnn.is_available() and torch.equal(op.binary(x, x @ w.t(), w, None, "add"), 2 * x @ w.t())
+        return op if ok else None
+    except (AttributeError, RuntimeError):
+        return None
+
+class _DnnLinear(torch.autograd.Function):
+    "`x @ W.T (+ b) (+ res)` `[M, out]` for a frozen `W` `[out, in]` on oneDNN, its backward's `dy @ W` too."
+    @staticmethod
+    def forward(ctx, x, w, b, res):
+        ctx.save_for_backward(w)
+        return _dnn()(x, w, b, "none", [None], "") if res is None else _dnn().binary(x, res, w, b, "add")
+
+    @staticmethod
+    def backward(ctx, dy):
+        w, = ctx.saved_tensors
+        dx = _dnn()(dy.contiguous(), w.t(), None, "none", [None], "") if ctx.needs_input_grad[0] else None
+        return dx, None, dy.sum(0) if ctx.needs_input_grad[2] else None, dy if ctx.needs_input_grad[3] else None
+
+def linear(x: torch.Tensor,                    # [..., in]
+           w: torch.Tensor,                    # [out, in]
+           b: torch.Tensor | None = None,      # [out]
+           res: torch.Tensor | None = None,    # [..., out] added to the result (a residual)
+          ) -> torch.Tensor:
+    "`x @ w.T + b + res` `[..., out]`: on oneDNN for float32 CPU tensors and a frozen `w` (see above), else torch's own."
+    if (CPU_ONEDNN and x.device.type == "cpu" and x.dtype == w.dtype == torch.float32 and not w.requires_grad
+            and _dnn() is not None):
+        x2 = x.reshape(-1, x.shape[-1])
+        r2 = None if res is None else res.reshape(-1, w.shape[0])
+        if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, b, res)):
+            y = _DnnLinear.apply(x2, w, b, r2)
+        else:
+            y = _dnn()(x2, w, b, "none", [None], "") if r2 is None else _dnn().binary(x2, r2, w, b, "add")
+        return y.view(*x.shape[:-1], w.shape[0])
+    if res is None or b is not None:
+        y = F.linear(x, w, b)
+        return y if res is None else y + res
+    return torch.addmm(res.reshape(-1, res.shape[-1]), x.reshape(-1, x.shape[-1]), w.t()).view(res.shape)   # the add folded in
+
 # %% ../nbs/01b_decode.ipynb #f4b924b9
 class RowLoRA:
     """Every row's own LoRA update through one PEFT LoRA `Linear`, for a batch that mixes adapters, as two dense
@@ -107,9 +159,11 @@ class RowLoRA:
 # %% ../nbs/01b_decode.ipynb #cbc6c706
 @dataclass
 class Decoded:
-    "What `fast_generate` returns: prompts + new tokens (pad after a row's EOS) and each new token's log-prob."
-    sequences: torch.Tensor   # [B, T0 + n]
-    logprobs: torch.Tensor    # [B, n]; 0 after a row's EOS
+    """What `fast_generate` returns: prompts + new tokens (pad after a row's EOS), each new token's log-prob and, if
+    asked, each step's softmax (`AgentAdapters.decode` returns it too; its `logprobs` are None where `generate` ran)."""
+    sequences: torch.Tensor                # [B, T0 + n]
+    logprobs: torch.Tensor | None          # [B, n]; 0 after a row's EOS
+    probs: torch.Tensor | None = None      # [B, n, V] float32: softmax(logits / T) of each step, unmasked (`keep_probs`)
 
 def distinct_rows(keys) -> tuple[list[int], list[int]]:
     "For one hashable key per row: the first row of each distinct key, and for every row which of those it repeats."
@@ -136,26 +190,33 @@ class Decoder:
         dev = self.body.embed_tokens.weight.device
         keeps = {}
         self.lora = {id(m): r for m in lora_layers(model) for r in [RowLoRA(m, names, self.dtype, keeps)] if r.active}
+        self.layers = [(self.plan(l.input_layernorm), self.plan(l.post_attention_layernorm), l.self_attn.scaling,
+                        *map(self.plan, (l.self_attn.q_proj, l.self_attn.k_proj, l.self_attn.v_proj, l.self_attn.o_proj,
+                                         l.mlp.gate_proj, l.mlp.up_proj, l.mlp.down_proj))) for l in self.body.layers]
+        self.final = self.plan(self.body.norm), self.plan(self.lm.lm_head)   # looked up once: ~10% of a step's Python
         self.hd = self.body.layers[0].self_attn.head_dim
         shape = (batch, cfg.num_key_value_heads, length, self.hd)
         self.k = [torch.empty(shape, dtype=self.dtype, device=dev) for _ in self.body.layers]
         self.v = [torch.empty(shape, dtype=self.dtype, device=dev) for _ in self.body.layers]
 
-    def lin(self, m, x, res=None):
-        "A linear layer, plus each row's LoRA update where `m` carries adapters, plus `res` (the residual) if given."
+    def plan(self, m) -> tuple:
+        "A linear module as (weight, bias, its rows' `RowLoRA` or None); an RMSNorm as (weight, eps)."
+        if not isinstance(m, torch.nn.Linear) and not _is_lora(m): return m.weight, m.variance_epsilon
         base = m.base_layer if _is_lora(m) else m
-        if res is None or base.bias is not None:
-            y = F.linear(x, base.weight, base.bias)
-            if res is not None: y += res
-        else:   # the residual add folded into the matmul
-            y = torch.addmm(res.reshape(-1, res.shape[-1]), x.reshape(-1, x.shape[-1]), base.weight.t()).view(res.shape)
-        r = self.lora.get(id(m)) if base is not m else None
+        return base.weight, base.bias, self.lora.get(id(m)) if base is not m else None
+
+    @staticmethod
+    def lin(m: tuple, x, res=None):
+        "A linear layer (`plan`), plus each row's LoRA update where it carries adapters, plus `res` (the residual) if given."
+        w, b, r = m
+        y = linear(x, w, b, res)
         return y if r is None else r.add_to(y, x)
 
     @staticmethod
-    def norm(m, h):   # RMSNorm as transformers computes it: in float32, weight applied in the model's dtype
-        if h.dtype == torch.float32: return F.rms_norm(h, (h.shape[-1],), m.weight, m.variance_epsilon)
-        return F.rms_norm(h.float(), (h.shape[-1],), eps=m.variance_epsilon).to(h.dtype) * m.weight
+    def norm(m: tuple, h):   # RMSNorm (`plan`) as transformers computes it: in float32, weight applied in the model's dtype
+        w, eps = m
+        if h.dtype == torch.float32: return F.rms_norm(h, (h.shape[-1],), w, eps)
+        return F.rms_norm(h.float(), (h.shape[-1],), eps=eps).to(h.dtype) * w
 
     @staticmethod
     def rope(x, cos, sin):   # `sin` has its first half negated, so rotate_half(x) * sin is one roll
@@ -164,10 +225,17 @@ class Decoder:
     @staticmethod
     def attend(q, k, v, mask, scale):
         """Attention with grouped-query heads. A decode step (one new token per row) takes an additive `mask`
-        `[B * kv heads, 1, S]` and runs as plain matmuls, 2x faster than `scaled_dot_product_attention` on CPU."""
+        `[B * kv heads, 1, S]` and runs as plain matmuls, 2x faster than `scaled_dot_product_attention` on CPU;
+        so do several tokens per row (a `bool` mask `[B, 1, T, S]`) while the scores stay small (`MATH_SCORES`)."""
         B, H, T, hd = q.shape
-        if T > 1: return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale, enable_gqa=True)
-        G, S = B * k.shape[1], k.shape[2]                                     # (row, kv head) pairs; keys so far
+        kv, S = k.shape[1], k.shape[2]
+        if T > 1 and B * H * T * S > MATH_SCORES:
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale, enable_gqa=True)
+        if T > 1:   # the heads that share a kv head as one [heads x T, hd] block against it
+            add = torch.zeros(mask.shape, dtype=q.dtype, device=q.device).masked_fill_(~mask, float("-inf"))
+            s = (q.reshape(B, kv, -1, hd) @ k.transpose(2, 3)).view(B, kv, H // kv, T, S) * scale + add[:, :, None]
+            return (s.softmax(-1).view(B, kv, -1, S) @ v).view(B, H, T, hd)
+        G = B * kv                                                             # (row, kv head) pairs
         s = torch.baddbmm(mask, q.view(G, -1, hd), k.view(G, S, hd).transpose(1, 2), alpha=scale)   # scores + mask
         return (s.softmax(-1) @ v.view(G, S, hd)).view(B, H, 1, hd)
 
@@ -177,7 +245,7 @@ class Decoder:
 
     def logits(self, h: torch.Tensor) -> torch.Tensor:
         "The final norm and the LM head on last-layer hidden states `[B, T, H]` -> `[B, T, V]`."
-        return self.lin(self.lm.lm_head, self.norm(self.body.norm, h))
+        return self.lin(self.final[1], self.norm(self.final[0], h))
 
     def hidden(self, ids: torch.Tensor, pos: torch.Tensor, start: int, mask: torch.Tensor) -> torch.Tensor:
         """The last layer's hidden states `[B, T, H]` (before the final norm) of `ids` `[B, T]` at positions `pos`,
@@ -193,18 +261,17 @@ class Decoder:
             kv = self.k[0].shape[1]
             mask = torch.zeros(mask.shape, dtype=h.dtype, device=h.device).masked_fill_(~mask, float("-inf"))
             mask = mask.expand(B, kv, 1, end).reshape(B * kv, 1, end)
-        for li, layer in enumerate(self.body.layers):
-            at, mlp = layer.self_attn, layer.mlp
-            x = self.norm(layer.input_layernorm, h)
-            q = self.lin(at.q_proj, x).view(B, T, -1, self.hd).transpose(1, 2)
-            self.k[li][:, :, start:end] = self.rope(self.lin(at.k_proj, x).view(B, T, -1, self.hd).transpose(1, 2), cos, sin)
-            self.v[li][:, :, start:end] = self.lin(at.v_proj, x).view(B, T, -1, self.hd).transpose(1, 2)
-            o = self.attend(self.rope(q, cos, sin), self.k[li][:, :, :end], self.v[li][:, :, :end], mask, at.scaling)
-            h = self.lin(at.o_proj, o.transpose(1, 2).reshape(B, T, -1), res=h)
-            x = self.norm(layer.post_attention_layernorm, h)
-            g, u = self.lin(mlp.gate_proj, x), self.lin(mlp.up_proj, x)
-            a = F.silu(g) * u if torch.is_grad_enabled() else F.silu(g, inplace=True).mul_(u)   # in place when no graph
-            h = self.lin(mlp.down_proj, a, res=h)
+        lin, hd, graph = self.lin, self.hd, torch.is_grad_enabled()
+        for li, (norm1, norm2, scale, q, k, v, o, gate, up, down) in enumerate(self.layers):
+            x = self.norm(norm1, h)
+            self.k[li][:, :, start:end] = self.rope(lin(k, x).view(B, T, -1, hd).transpose(1, 2), cos, sin)
+            self.v[li][:, :, start:end] = lin(v, x).view(B, T, -1, hd).transpose(1, 2)
+            a = self.attend(self.rope(lin(q, x).view(B, T, -1, hd).transpose(1, 2), cos, sin),
+                            self.k[li][:, :, :end], self.v[li][:, :, :end], mask, scale)
+            h = lin(o, a.transpose(1, 2).reshape(B, T, -1), res=h)
+            x = self.norm(norm2, h)
+            g, u = lin(gate, x), lin(up, x)
+            h = lin(down, F.silu(g) * u if graph else F.silu(g, inplace=True).mul_(u), res=h)   # in place when no graph
         return h
 
 def prefilled(model, names: Sequence[str], input_ids: torch.Tensor, attention_mask: torch.Tensor,
@@ -242,8 +309,8 @@ def _inference(f):
     @functools.wraps(f)
     def run(*args, **kwargs) -> Decoded:
         with torch.inference_mode(): out = f(*args, **kwargs)
-        return Decoded(out.sequences.clone(), out.logprobs.clone())   # inference tensors may not enter autograd later
-    return run
+        return Decoded(out.sequences.clone(), out.logprobs.clone(), out.probs)   # inference tensors may not enter
+    return run                                                                   # autograd later (`probs` is normal)
 
 @_inference
 def fast_generate(model,                              # a transformers causal LM (Qwen2/Llama), PEFT-wrapped or not
@@ -258,11 +325,14 @@ def fast_generate(model,                              # a transformers causal LM
                   min_new_tokens: int | None = None,  # EOS is masked before this many new tokens
                   eos_token_id=None,                  # id or ids that end a row
                   pad_token_id: int | None = None,    # what follows a row's EOS
-                  suppress_tokens=None                # ids never sampled
+                  suppress_tokens=None,               # ids never sampled
+                  keep_probs: bool = False            # also return each step's softmax `[B, n, V]` (float32)
                   ) -> Decoded:
     """`generate` for left-padded prompts with each row under its own adapter, on a preallocated KV cache; unset
     options come from the model's generation config, as in `generate`. Also returns each new token's log-prob
-    under the tempered, unmasked distribution (what a scoring forward computes), from logits it already has."""
+    under the tempered, unmasked distribution (what a scoring forward computes), from logits it already has, and
+    with `keep_probs` that whole distribution at every step (what the LM head and softmax of an update's scoring
+    forward would compute for these tokens: `text_rl` takes it from here while the weights have not changed)."""
     gc = model.generation_config
     do_sample = _option(do_sample, gc, "do_sample", False)
     temperature = _option(temperature, gc, "temperature", 1.0) if do_sample else 1.0
@@ -279,16 +349,21 @@ def fast_generate(model,                              # a transformers causal LM
     logits = pre.logits(h)[:, 0][which]                # the head on each distinct prompt's last column
     del pre
     pos = position_ids_from_mask(attention_mask)[:, -1:]
-    done, toks, lps = torch.zeros(B, dtype=torch.bool, device=att.device), [], []
+    done, toks, lps, V = torch.zeros(B, dtype=torch.bool, device=att.device), [], [], logits.shape[-1]
+    if keep_probs:
+        with torch.inference_mode(False):               # a normal tensor: a backward pass may keep it later
+            probs = torch.empty(B, max_new_tokens, V, dtype=torch.float32, device=logits.device)
     for t in range(max_new_tokens):
         raw = logits.float() if temperature == 1.0 else logits.float() / temperature
-        p = raw.softmax(-1)                             # the distribution a scoring forward gives (no masks)
+        p = torch.softmax(raw, -1, out=probs[:, t]) if keep_probs else raw.softmax(-1)   # what a scoring forward gives
         masked = []                                     # what is never sampled now: as generate masks it
         if suppress: masked += suppress
         if t < min_new: masked += eos.tolist()
         if do_sample:    # inverse CDF: the first token whose cumulative probability passes u ~ U(0, total mass)
+            cut = top_k and top_k < V
+            if keep_probs and (masked or cut): p = p.clone()   # the kept softmax stays unmasked
             if masked: p[:, masked] = 0.0               # in place: a sampled token is never masked, its p stays
-            if top_k and top_k < p.shape[-1]: p.masked_fill_(raw < raw.topk(top_k, -1).values[:, -1:], 0.0)
+            if cut: p.masked_fill_(raw < raw.topk(top_k, -1).values[:, -1:], 0.0)
             cdf = p.cumsum(-1)
             u = torch.rand(B, 1, device=cdf.device) * cdf[:, -1:]
             nxt = torch.searchsorted(cdf, u)[:, 0].clamp(max=cdf.shape[-1] - 1)
@@ -302,4 +377,5 @@ def fast_generate(model,                              # a transformers causal LM
         if bool(done.all()) or t == max_new_tokens - 1: break
         att[:, T0 + t], pos = True, pos + 1
         logits = dec.forward(toks[-1][:, None], pos, T0 + t, att[:, None, None, :T0 + t + 1])   # one token per row
-    return Decoded(torch.cat([input_ids, torch.stack(toks, 1)], 1), torch.stack(lps, 1))
+    return Decoded(torch.cat([input_ids, torch.stack(toks, 1)], 1), torch.stack(lps, 1),
+                   probs[:, :len(toks)] if keep_probs else None)
