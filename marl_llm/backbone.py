@@ -412,7 +412,8 @@ def decode(self: AgentAdapters, agent_names: str | Sequence[str], input_ids: tor
     kwargs.setdefault("pad_token_id", self.backbone.tokenizer.pad_token_id)
     if self.fast_decode and fast_decode_blocker(self.model, kwargs) is None and bool(attention_mask[:, -1].all()):
         B, width = input_ids.shape[0], input_ids.shape[1] + kwargs["max_new_tokens"]
-        rows = max(1, self.decode_tokens // width) if self.decode_tokens else B     # a token budget bounds the memory
+        rows = max(1, self.decode_tokens // width) if self.decode_tokens else B     # a token budget bounds the memory,
+        rows = -(-B // -(-B // rows))                  # in passes of equal size (fewer shapes for oneDNN to compile)
         parts = [fast_generate(self.model, names[k:k + rows], input_ids[k:k + rows], attention_mask[k:k + rows],
                                keep_probs=keep_probs and rows >= B, **kwargs) for k in range(0, B, rows)]
         if len(parts) == 1: return parts[0]

@@ -1,0 +1,90 @@
+"""Which of the text update's speed pieces matter on this machine: `peers.py`'s marl_llm update (2 agents on one
+tiny base, 8 prompts x 8 completions x 16 new tokens, one optimiser step per agent) with each piece turned off
+in turn, in ONE process, the variants alternated update by update (forward order, then reversed), so that the
+machine's drift hits them all alike; the table gives each variant's median s/update and the median of its
+per-round ratio to "all on".
+
+The pieces, each a module switch:
+  * oneDNN linears (`marl_llm.decode.CPU_ONEDNN`): the toolkit's own forward runs frozen float32 CPU linears on
+    oneDNN instead of torch's default BLAS (MKL's sgemm);
+  * the kept softmax (`marl_llm.text_rl.KEEP_SOFTMAX_BYTES`): the update's scoring forward takes the sampler's
+    softmax instead of running the LM head again;
+  * matmul attention (`marl_llm.decode.MATH_SCORES`): attention over several tokens per row as plain matmuls
+    instead of `scaled_dot_product_attention`.
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/text_update_ablation.py              # 8 rounds (~1 min)
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/text_update_ablation.py --rounds 2   # a quick look
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import peers  # noqa: E402  (the same models, prompts, rewards and update as the peers benchmark)
+
+ON = {"CPU_ONEDNN": True, "KEEP_SOFTMAX_BYTES": 256 << 20, "MATH_SCORES": 1 << 20}
+VARIANTS = {"all on": {}, "oneDNN linears off": {"CPU_ONEDNN": False}, "kept softmax off": {"KEEP_SOFTMAX_BYTES": 0},
+            "matmul attention off": {"MATH_SCORES": 0},
+            "all off": {"CPU_ONEDNN": False, "KEEP_SOFTMAX_BYTES": 0, "MATH_SCORES": 0}}
+
+
+def _set(switches: dict):
+    import marl_llm.decode as md
+    import marl_llm.text_rl as tr
+    for k, v in {**ON, **switches}.items(): setattr(tr if k == "KEEP_SOFTMAX_BYTES" else md, k, v)
+
+
+def run(rounds: int, folder: str) -> dict:
+    "Seconds per update of every variant, alternated update by update in this process."
+    import torch
+    from marl_llm.backbone import AgentAdapters, load_backbone
+    from marl_llm.pipeline import make_optimizers
+    peers._seed()
+    names = ["agent_0", "agent_1"]
+    ad = AgentAdapters(load_backbone(folder), names, r=peers.LORA["r"], alpha=peers.LORA["lora_alpha"],
+                       target_modules=peers.LORA["target_modules"])
+    groups, g = [(ad, make_optimizers(ad, peers.LR), names)], torch.Generator().manual_seed(0)
+    step = 0
+    for v in VARIANTS:                                  # one warm-up update per variant
+        _set(VARIANTS[v]); peers.marl_update(groups, step, len(peers.PROMPTS) // len(names), g); step += 1
+    times = {v: [] for v in VARIANTS}
+    for r in range(rounds):
+        for v in (list(VARIANTS) if r % 2 == 0 else list(VARIANTS)[::-1]):
+            _set(VARIANTS[v])
+            t = time.perf_counter()
+            peers.marl_update(groups, step, len(peers.PROMPTS) // len(names), g)
+            times[v].append(time.perf_counter() - t)
+            step += 1
+    _set({})
+    return times
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=8, help="rounds of all variants (each one update per variant)")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "text_update_ablation.json"))
+    args = ap.parse_args(argv)
+    if args.rounds < 1: raise SystemExit(f"--rounds must be at least 1, got {args.rounds}")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = str(peers.build_models(Path(tmp), 0, 0)["tiny"])
+        times = run(args.rounds, folder)
+    base = times["all on"]
+    rows = [{"variant": v, "median_s": statistics.median(t), "x_all_on": statistics.median([a / b for a, b in zip(t, base)])}
+            for v, t in times.items()]
+    print(f"\nmarl_llm text update, {args.rounds} rounds, variants alternated in one process, 1 thread")
+    print("| variant | median s/update | x all on (median of per-round ratios) |\n|---|---|---|")
+    for r in rows: print(f"| {r['variant']} | {r['median_s']:.3f} | {r['x_all_on']:.2f} |")
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps({"rounds": args.rounds, "rows": rows, "times": times}, indent=2))
+    print(f"\nwrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
