@@ -20,7 +20,7 @@ from .base_model import SPECIAL_TOKENS, WORD_START, CHARS, WORDS, TINY_CONFIG, B
 from .base_model import build_tiny_tokenizer, default_cache_dir, builtin_cache_key, build_builtin
 from .base_model import Backbone, load_backbone, position_ids_from_mask, last_token_index
 from .core import malloc_for
-from .decode import Decoded, causal_lm, fast_decode_blocker, fast_generate, lora_layers, model_blocker
+from .decode import causal_lm, fast_decode_blocker, fast_generate, lora_layers, model_blocker
 
 # %% auto #0
 __all__ = ['BASE', 'AgentAdapters', 'SegmentLoRA', 'runs']
@@ -400,11 +400,10 @@ AgentAdapters.decode_tokens = 0
 
 @patch
 def decode(self: AgentAdapters, agent_names: str | Sequence[str], input_ids: torch.Tensor,
-           attention_mask: torch.Tensor | None = None, keep_probs: bool = False, **kwargs) -> Decoded:
-    """`generate` as a `Decoded`: the sequences, plus each new token's log-prob `[B, n]` (tempered, as a scoring
-    forward gives it) when the fast decoder ran (`marl_llm.decode`: Qwen2/Llama, plain LoRA, sampling or greedy,
-    left-padded prompts), and with `keep_probs` each step's softmax `[B, n, V]` when it ran every row in one pass
-    (no `decode_tokens` budget split them); otherwise transformers' `generate` runs and both are None."""
+           attention_mask: torch.Tensor | None = None, **kwargs) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """`generate`, plus each new token's log-prob `[B, n]` (tempered, as a scoring forward gives it) when the fast
+    decoder ran (`marl_llm.decode`: Qwen2/Llama, plain LoRA, sampling or greedy, left-padded prompts); otherwise
+    transformers' `generate` runs and the log-probs are None."""
     if attention_mask is None:
         attention_mask = torch.ones_like(input_ids)
     names = self._adapter_names(agent_names, input_ids.shape[0])
@@ -414,18 +413,17 @@ def decode(self: AgentAdapters, agent_names: str | Sequence[str], input_ids: tor
         B, width = input_ids.shape[0], input_ids.shape[1] + kwargs["max_new_tokens"]
         rows = max(1, self.decode_tokens // width) if self.decode_tokens else B     # a token budget bounds the memory,
         rows = -(-B // -(-B // rows))                  # in passes of equal size (fewer shapes for oneDNN to compile)
-        parts = [fast_generate(self.model, names[k:k + rows], input_ids[k:k + rows], attention_mask[k:k + rows],
-                               keep_probs=keep_probs and rows >= B, **kwargs) for k in range(0, B, rows)]
-        if len(parts) == 1: return parts[0]
+        parts = [fast_generate(self.model, names[k:k + rows], input_ids[k:k + rows], attention_mask[k:k + rows], **kwargs)
+                 for k in range(0, B, rows)]
         n = max(p.sequences.shape[1] for p in parts)                   # a part whose rows all ended early is shorter
         grow = lambda x, k, v: torch.nn.functional.pad(x, (0, k), value=v)
-        return Decoded(torch.cat([grow(p.sequences, n - p.sequences.shape[1], kwargs["pad_token_id"]) for p in parts]),
-                       torch.cat([grow(p.logprobs, n - p.sequences.shape[1], 0.0) for p in parts]))
+        return (torch.cat([grow(p.sequences, n - p.sequences.shape[1], kwargs["pad_token_id"]) for p in parts]),
+                torch.cat([grow(p.logprobs, n - p.sequences.shape[1], 0.0) for p in parts]))
     with self._routed(names) as route:
-        return Decoded(self.model.generate(input_ids=input_ids, attention_mask=attention_mask, **route, **kwargs), None)
+        return self.model.generate(input_ids=input_ids, attention_mask=attention_mask, **route, **kwargs), None
 
 @patch
 def generate(self: AgentAdapters, agent_names: str | Sequence[str], input_ids: torch.Tensor,
              attention_mask: torch.Tensor | None = None, **kwargs) -> torch.Tensor:
     "Generate continuations of left-padded prompts, each row with its own agent's adapter, in one batch."
-    return self.decode(agent_names, input_ids, attention_mask, **kwargs).sequences
+    return self.decode(agent_names, input_ids, attention_mask, **kwargs)[0]

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from .base_model import position_ids_from_mask
 
 # %% auto #0
-__all__ = ['FAST_ARCHS', 'FAST_OPTIONS', 'MATH_SCORES', 'CPU_ONEDNN', 'ONEDNN_AFTER', 'ONEDNN_SHAPES', 'causal_lm', 'lora_layers',
+__all__ = ['FAST_ARCHS', 'FAST_OPTIONS', 'CPU_ONEDNN', 'ONEDNN_AFTER', 'ONEDNN_SHAPES', 'causal_lm', 'lora_layers',
            'fast_decode_blocker', 'model_blocker', 'lora_blocker', 'linear', 'RowLoRA', 'Decoded', 'distinct_rows',
            'Decoder', 'prefilled', 'fast_generate']
 
@@ -26,9 +26,6 @@ FAST_ARCHS = ("qwen2", "llama")
 FAST_OPTIONS = {"max_new_tokens", "min_new_tokens", "do_sample", "temperature", "top_k", "top_p", "eos_token_id",
                 "pad_token_id", "suppress_tokens"}
 "`generate` options the fast decoder honours; any other option sends the call to `generate`."
-
-MATH_SCORES = 1 << 20
-"Attention over several tokens per row runs as plain matmuls up to this many scores (rows x heads x queries x keys), `scaled_dot_product_attention` beyond."
 
 def causal_lm(model):
     "The transformers causal LM inside a PEFT wrapper (or `model` itself)."
@@ -176,11 +173,9 @@ class RowLoRA:
 # %% ../nbs/01b_decode.ipynb #cbc6c706
 @dataclass
 class Decoded:
-    """What `fast_generate` returns: prompts + new tokens (pad after a row's EOS), each new token's log-prob and, if
-    asked, each step's softmax (`AgentAdapters.decode` returns it too; its `logprobs` are None where `generate` ran)."""
-    sequences: torch.Tensor                # [B, T0 + n]
-    logprobs: torch.Tensor | None          # [B, n]; 0 after a row's EOS
-    probs: torch.Tensor | None = None      # [B, n, V] float32: softmax(logits / T) of each step, unmasked (`keep_probs`)
+    "What `fast_generate` returns: prompts + new tokens (pad after a row's EOS) and each new token's log-prob."
+    sequences: torch.Tensor   # [B, T0 + n]
+    logprobs: torch.Tensor    # [B, n]; 0 after a row's EOS
 
 def distinct_rows(keys) -> tuple[list[int], list[int]]:
     "For one hashable key per row: the first row of each distinct key, and for every row which of those it repeats."
@@ -242,17 +237,10 @@ class Decoder:
     @staticmethod
     def attend(q, k, v, mask, scale):
         """Attention with grouped-query heads. A decode step (one new token per row) takes an additive `mask`
-        `[B * kv heads, 1, S]` and runs as plain matmuls, 2x faster than `scaled_dot_product_attention` on CPU;
-        so do several tokens per row (a `bool` mask `[B, 1, T, S]`) while the scores stay small (`MATH_SCORES`)."""
+        `[B * kv heads, 1, S]` and runs as plain matmuls, 2x faster than `scaled_dot_product_attention` on CPU."""
         B, H, T, hd = q.shape
-        kv, S = k.shape[1], k.shape[2]
-        if T > 1 and B * H * T * S > MATH_SCORES:
-            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale, enable_gqa=True)
-        if T > 1:   # the heads that share a kv head as one [heads x T, hd] block against it
-            add = torch.zeros(mask.shape, dtype=q.dtype, device=q.device).masked_fill_(~mask, float("-inf"))
-            s = (q.reshape(B, kv, -1, hd) @ k.transpose(2, 3)).view(B, kv, H // kv, T, S) * scale + add[:, :, None]
-            return (s.softmax(-1).view(B, kv, -1, S) @ v).view(B, H, T, hd)
-        G = B * kv                                                             # (row, kv head) pairs
+        if T > 1: return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale, enable_gqa=True)
+        G, S = B * k.shape[1], k.shape[2]                                     # (row, kv head) pairs; keys so far
         s = torch.baddbmm(mask, q.view(G, -1, hd), k.view(G, S, hd).transpose(1, 2), alpha=scale)   # scores + mask
         return (s.softmax(-1) @ v.view(G, S, hd)).view(B, H, 1, hd)
 
@@ -326,8 +314,8 @@ def _inference(f):
     @functools.wraps(f)
     def run(*args, **kwargs) -> Decoded:
         with torch.inference_mode(): out = f(*args, **kwargs)
-        return Decoded(out.sequences.clone(), out.logprobs.clone(), out.probs)   # inference tensors may not enter
-    return run                                                                   # autograd later (`probs` is normal)
+        return Decoded(out.sequences.clone(), out.logprobs.clone())   # inference tensors may not enter autograd later
+    return run
 
 @_inference
 def fast_generate(model,                              # a transformers causal LM (Qwen2/Llama), PEFT-wrapped or not
@@ -342,14 +330,11 @@ def fast_generate(model,                              # a transformers causal LM
                   min_new_tokens: int | None = None,  # EOS is masked before this many new tokens
                   eos_token_id=None,                  # id or ids that end a row
                   pad_token_id: int | None = None,    # what follows a row's EOS
-                  suppress_tokens=None,               # ids never sampled
-                  keep_probs: bool = False            # also return each step's softmax `[B, n, V]` (float32)
+                  suppress_tokens=None                # ids never sampled
                   ) -> Decoded:
     """`generate` for left-padded prompts with each row under its own adapter, on a preallocated KV cache; unset
     options come from the model's generation config, as in `generate`. Also returns each new token's log-prob
-    under the tempered, unmasked distribution (what a scoring forward computes), from logits it already has, and
-    with `keep_probs` that whole distribution at every step (what the LM head and softmax of an update's scoring
-    forward would compute for these tokens: `text_rl` takes it from here while the weights have not changed)."""
+    under the tempered, unmasked distribution (what a scoring forward computes), from logits it already has."""
     gc = model.generation_config
     do_sample = _option(do_sample, gc, "do_sample", False)
     temperature = _option(temperature, gc, "temperature", 1.0) if do_sample else 1.0
@@ -366,21 +351,16 @@ def fast_generate(model,                              # a transformers causal LM
     logits = pre.logits(h)[:, 0][which]                # the head on each distinct prompt's last column
     del pre
     pos = position_ids_from_mask(attention_mask)[:, -1:]
-    done, toks, lps, V = torch.zeros(B, dtype=torch.bool, device=att.device), [], [], logits.shape[-1]
-    if keep_probs:
-        with torch.inference_mode(False):               # a normal tensor: a backward pass may keep it later
-            probs = torch.empty(B, max_new_tokens, V, dtype=torch.float32, device=logits.device)
+    done, toks, lps = torch.zeros(B, dtype=torch.bool, device=att.device), [], []
     for t in range(max_new_tokens):
         raw = logits.float() if temperature == 1.0 else logits.float() / temperature
-        p = torch.softmax(raw, -1, out=probs[:, t]) if keep_probs else raw.softmax(-1)   # what a scoring forward gives
+        p = raw.softmax(-1)                             # the distribution a scoring forward gives (no masks)
         masked = []                                     # what is never sampled now: as generate masks it
         if suppress: masked += suppress
         if t < min_new: masked += eos.tolist()
         if do_sample:    # inverse CDF: the first token whose cumulative probability passes u ~ U(0, total mass)
-            cut = top_k and top_k < V
-            if keep_probs and (masked or cut): p = p.clone()   # the kept softmax stays unmasked
             if masked: p[:, masked] = 0.0               # in place: a sampled token is never masked, its p stays
-            if cut: p.masked_fill_(raw < raw.topk(top_k, -1).values[:, -1:], 0.0)
+            if top_k and top_k < p.shape[-1]: p.masked_fill_(raw < raw.topk(top_k, -1).values[:, -1:], 0.0)
             cdf = p.cumsum(-1)
             u = torch.rand(B, 1, device=cdf.device) * cdf[:, -1:]
             nxt = torch.searchsorted(cdf, u)[:, 0].clamp(max=cdf.shape[-1] - 1)
@@ -394,5 +374,4 @@ def fast_generate(model,                              # a transformers causal LM
         if bool(done.all()) or t == max_new_tokens - 1: break
         att[:, T0 + t], pos = True, pos + 1
         logits = dec.forward(toks[-1][:, None], pos, T0 + t, att[:, None, None, :T0 + t + 1])   # one token per row
-    return Decoded(torch.cat([input_ids, torch.stack(toks, 1)], 1), torch.stack(lps, 1),
-                   probs[:, :len(toks)] if keep_probs else None)
+    return Decoded(torch.cat([input_ids, torch.stack(toks, 1)], 1), torch.stack(lps, 1))

@@ -16,8 +16,7 @@ from .base_model import pad_rows
 from .decode import Decoder, causal_lm, distinct_rows, linear, prefilled
 
 # %% auto #0
-__all__ = ['KEEP_SOFTMAX_BYTES', 'Sample', 'sample_texts', 'kept_softmax', 'head_logprobs', 'completion_logits',
-           'completion_logprobs', 'completion_token_logprobs']
+__all__ = ['Sample', 'sample_texts', 'head_logprobs', 'completion_logits', 'completion_logprobs', 'completion_token_logprobs']
 
 # %% ../nbs/15_text_rl.ipynb #288bd187
 @dataclass
@@ -28,9 +27,6 @@ class Sample:
     completion_ids: list[int]
     text: str
     logprobs: list[float] = field(default_factory=list)
-
-KEEP_SOFTMAX_BYTES = 256 << 20
-"`sample_texts` keeps the sampler's softmax for the update's scoring forward when it takes at most this many bytes."
 
 def _seed_from(generator: torch.Generator | None) -> None:
     if generator is not None: torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=generator)))
@@ -44,23 +40,16 @@ def sample_texts(adapters, agents: Sequence[str], prompts: Sequence[str], max_ne
     The behaviour log-probs come from the sampler itself when the fast decoder ran in float32 (`marl_llm.decode`:
     they equal a scoring forward's to rounding); otherwise one scoring forward computes them. `score=False` leaves
     `logprobs` empty: the shared update then takes the detached current log-probs as the old ones, which is exact
-    when the batch is used for one epoch in one optimiser step (as TRL's GRPO does with one iteration).
-
-    In float32, when every row ran in one decoding pass, the sampler's softmax of every step is kept on `adapters`
-    (up to `KEEP_SOFTMAX_BYTES`) until the next sample: while no parameter changes, an update's scoring forward
-    takes it instead of running the LM head again (`kept_softmax`)."""
+    when the batch is used for one epoch in one optimiser step (as TRL's GRPO does with one iteration)."""
     if len(agents) != len(prompts): raise ValueError(f"{len(agents)} agents for {len(prompts)} prompts")
-    adapters._kept_softmax = None                    # an earlier sample's softmax is not kept past this one
     if not prompts: return []
     bb = adapters.backbone
     enc = bb.encode(list(prompts), pad_left=True)
     _seed_from(generator)
     kw = dict(do_sample=False) if greedy else dict(do_sample=True, temperature=temperature, top_k=0, top_p=1.0)
-    vocab = causal_lm(adapters.model).config.vocab_size
-    keep = adapters.model.dtype == torch.float32 and 4 * len(agents) * max_new_tokens * vocab <= KEEP_SOFTMAX_BYTES
-    d = adapters.decode(list(agents), enc["input_ids"], enc["attention_mask"], max_new_tokens=max_new_tokens,
-                        eos_token_id=bb.tokenizer.eos_token_id, keep_probs=keep, **kw)
-    lp_fast, gen = d.logprobs, d.sequences[:, enc["input_ids"].shape[1]:].tolist()
+    out, lp_fast = adapters.decode(list(agents), enc["input_ids"], enc["attention_mask"], max_new_tokens=max_new_tokens,
+                                   eos_token_id=bb.tokenizer.eos_token_id, **kw)
+    gen = out[:, enc["input_ids"].shape[1]:].tolist()
     eos, pad = bb.tokenizer.eos_token_id, bb.tokenizer.pad_token_id
     samples = []
     for k, (a, row) in enumerate(zip(agents, gen)):
@@ -72,7 +61,6 @@ def sample_texts(adapters, agents: Sequence[str], prompts: Sequence[str], max_ne
         if not comp: comp, lp_fast = [eos], None     # an empty completion stands as EOS: score it
         ids = enc["input_ids"][k][enc["attention_mask"][k].bool()].tolist()
         samples.append(Sample(a, ids, comp, bb.tokenizer.decode(comp, skip_special_tokens=True)))
-    if d.probs is not None: _keep_softmax(adapters, samples, gen, d, 1.0 if greedy else temperature)
     if not score: return samples
     if lp_fast is not None and adapters.model.dtype == torch.float32:   # the sampler's own log-probs serve
         for s, row in zip(samples, lp_fast.tolist()):
@@ -84,111 +72,54 @@ def sample_texts(adapters, agents: Sequence[str], prompts: Sequence[str], max_ne
         s.logprobs = [v for v, keep in zip(row, m) if keep]
     return samples
 
-# %% ../nbs/15_text_rl.ipynb #567cd4b7
-@dataclass
-class _Kept:
-    "The sampler's softmax of each row it ran, kept for the update's scoring forward (see `kept_softmax`)."
-    rows: dict               # (adapter, prompt ids, completion ids) -> its sampled row k
-    steps: int               # n, the sampled steps
-    probs: torch.Tensor      # [B * n, V] softmax(logits / T) of each row's steps (row k, step j at k * n + j)
-    logprobs: torch.Tensor   # [B * n] each drawn token's log-prob
-    temperature: float       # T
-    stamp: tuple             # `_param_stamp` of the model when it sampled
-
-def _param_stamp(model) -> tuple:
-    "What changes whenever a parameter is replaced or written in place (an optimiser step, a load)."
-    return tuple((id(p), p.data_ptr(), p._version) for p in model.parameters())
-
-def _keep_softmax(adapters, samples: Sequence[Sample], gen: list, d, temperature: float) -> None:
-    "Keep `d.probs` (a `Decoded`) on `adapters` for the rows whose completion is the sampled tokens `gen`."
-    names = adapters._adapter_names([s.agent for s in samples], len(samples))
-    rows = {}
-    for k, (n, s) in enumerate(zip(names, samples)):
-        if s.completion_ids == gen[k][:len(s.completion_ids)]: rows.setdefault((n, tuple(s.prompt_ids), tuple(s.completion_ids)), k)
-    B, n, V = d.probs.shape
-    adapters._kept_softmax = _Kept(rows, n, d.probs.reshape(B * n, V), d.logprobs.reshape(B * n), float(temperature),
-                                   _param_stamp(adapters.model))          # a view unless every row ended early
-
-def kept_softmax(adapters,                                # `AgentAdapters`
-                 names: Sequence[str],                    # each row's adapter
-                 prompt_ids: Sequence[Sequence[int]],     # each row's prompt tokens
-                 completion_ids: Sequence[Sequence[int]], # each row's completion tokens
-                 temperature: float,                      # the temperature the update scores at
-                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None:
-    """The softmax rows `[M, V]` that `sample_texts` kept, the log-probs `[N]` of every completion token (row by
-    row, token by token) and which of those rows predicted each `[N]`, if it sampled all these rows at
-    `temperature` and no parameter has changed since; else None (and a stale softmax is dropped)."""
-    kept = getattr(adapters, "_kept_softmax", None)
-    if kept is None or kept.temperature != float(temperature): return None
-    if kept.stamp != _param_stamp(adapters.model):
-        adapters._kept_softmax = None
-        return None
-    rows = [kept.rows.get((n, tuple(p), tuple(c))) for n, p, c in zip(names, prompt_ids, completion_ids)]
-    if None in rows: return None
-    at = torch.tensor([k * kept.steps + j for k, c in zip(rows, completion_ids) for j in range(len(c))], dtype=torch.long)
-    return kept.probs, kept.logprobs[at], at
-
 # %% ../nbs/15_text_rl.ipynb #502eaad4
 class _HeadLogprob(torch.autograd.Function):
     """`log_softmax(h @ W.T / T)[target]` per row, in chunks of rows whose logits stay in cache: the forward keeps
-    the softmax `p` (in place of the logits) and the backward forms `d lp / d z = (onehot(target) - p) / T` from it.
-    Given `probs`, `known` and `rows` (the sampler's softmax rows, the log-probs, which row is each of `h`'s), the
-    forward computes nothing and the backward reads each chunk's softmax rows from `probs`."""
+    the softmax `p` (in place of the logits) and the backward forms `d lp / d z = (onehot(target) - p) / T` from it."""
     @staticmethod
-    def forward(ctx, h, weight, target, temperature: float, chunk: int, probs=None, known=None, rows=None):
-        if probs is not None: p, lp = probs, known.clone()
-        else: p, lp = _head_softmax(h, weight, target, temperature, chunk)
-        ctx.save_for_backward(h, weight, target, p, rows)
+    def forward(ctx, h, weight, target, temperature: float, chunk: int):
+        N = h.shape[0]
+        p = torch.empty(N, weight.shape[0], dtype=torch.float32, device=h.device)
+        lp = torch.empty(N, dtype=torch.float32, device=h.device)
+        for s in range(0, N, chunk):
+            z = p[s:s + chunk]
+            z.copy_(linear(h[s:s + chunk], weight))                    # the logits, in float32
+            if temperature != 1.0: z.div_(temperature)
+            top = z.amax(-1, keepdim=True)
+            picked = z.gather(1, target[s:s + chunk, None])
+            z.sub_(top).exp_()
+            mass = z.sum(-1, keepdim=True)
+            z.div_(mass)                                                   # p = softmax(z)
+            lp[s:s + chunk] = (picked - top - mass.log())[:, 0]           # z[target] - logsumexp(z)
+        ctx.save_for_backward(h, weight, target, p)
         ctx.temperature, ctx.chunk = temperature, chunk
         return lp
 
     @staticmethod
     def backward(ctx, g):
-        h, weight, target, p, rows = ctx.saved_tensors
+        h, weight, target, p = ctx.saved_tensors
         g = g.float() / ctx.temperature
         gh = torch.empty_like(h) if ctx.needs_input_grad[0] else None
         gw = torch.zeros_like(weight, dtype=torch.float32) if ctx.needs_input_grad[1] else None
         for s in range(0, p.shape[0], ctx.chunk):
             gs = g[s:s + ctx.chunk, None]
-            ps = p[s:s + ctx.chunk] if rows is None else p.index_select(0, rows[s:s + ctx.chunk])
-            dz = (ps * -gs).scatter_add_(1, target[s:s + ctx.chunk, None], gs).to(weight.dtype)
+            dz = (p[s:s + ctx.chunk] * -gs).scatter_add_(1, target[s:s + ctx.chunk, None], gs).to(weight.dtype)
             if gh is not None: gh[s:s + ctx.chunk] = linear(dz, weight.t())   # dz @ W
             if gw is not None: gw += (dz.t() @ h[s:s + ctx.chunk]).float()
-        return gh, None if gw is None else gw.to(weight.dtype), None, None, None, None, None, None
-
-def _head_softmax(h, weight, target, temperature: float, chunk: int) -> tuple[torch.Tensor, torch.Tensor]:
-    "The forward of `_HeadLogprob`: `softmax(h @ W.T / T)` `[N, V]` and the targets' log-probs `[N]`, chunk by chunk."
-    N = h.shape[0]
-    p = torch.empty(N, weight.shape[0], dtype=torch.float32, device=h.device)
-    lp = torch.empty(N, dtype=torch.float32, device=h.device)
-    for s in range(0, N, chunk):
-        z = p[s:s + chunk]
-        z.copy_(linear(h[s:s + chunk], weight))                        # the logits, in float32
-        if temperature != 1.0: z.div_(temperature)
-        top = z.amax(-1, keepdim=True)
-        picked = z.gather(1, target[s:s + chunk, None])
-        z.sub_(top).exp_()
-        mass = z.sum(-1, keepdim=True)
-        z.div_(mass)                                                   # p = softmax(z)
-        lp[s:s + chunk] = (picked - top - mass.log())[:, 0]           # z[target] - logsumexp(z)
-    return p, lp
+        return gh, None if gw is None else gw.to(weight.dtype), None, None, None
 
 def head_logprobs(h: torch.Tensor,            # [N, H] final hidden states (after the final norm)
                   weight: torch.Tensor,       # [V, H] the LM head's weight (no bias)
                   target: torch.Tensor,       # [N] the token whose log-prob each row wants
                   temperature: float = 1.0,   # the sampling temperature (logits / T)
-                  probs: torch.Tensor | None = None,   # [M, V] softmax rows already known (the sampler's: `kept_softmax`)
-                  logprobs: torch.Tensor | None = None,# [N] the targets' log-probs, with `probs`
-                  rows: torch.Tensor | None = None,    # [N] which row of `probs` is each row of `h`, with `probs`
                  ) -> torch.Tensor:
     """Each row's `log_softmax(h @ weight.T / temperature)[target]` `[N]`, differentiable in `h` (and `weight`),
     without a full `[N, V]` logits tensor, log-softmax output and gradient of each: rows run in chunks of about
     768 KiB of logits (they stay in a core's L2 cache), and the softmax kept for the backward pass replaces the
     logits. On the tiny model's 1,024 scored tokens, chunks of ~64 rows took 3-4% less time for an update's scoring
-    forward and backward than `F.cross_entropy` on the full logits, measured side by side (128 or 1,024 rows: 0-3%).
-    With `probs`, `logprobs` and `rows` given, the forward only keeps them for the backward."""
+    forward and backward than `F.cross_entropy` on the full logits, measured side by side (128 or 1,024 rows: 0-3%)."""
     chunk = max(16, (3 << 16) // weight.shape[0])   # rows of float32 logits in ~768 KiB
-    return _HeadLogprob.apply(h, weight, target, float(temperature), chunk, probs, logprobs, rows)
+    return _HeadLogprob.apply(h, weight, target, float(temperature), chunk)
 
 
 # %% ../nbs/15_text_rl.ipynb #eafc5b26
@@ -256,15 +187,13 @@ def completion_logprobs(adapters,                                # `AgentAdapter
                        ) -> tuple[torch.Tensor, torch.Tensor]:
     """Log-probs `[B, Tc]` of each completion given its prompt, row `i` under `agents[i]` (or '__base__'), one forward.
     Where each distinct prompt runs once and the LM head is a plain `Linear`, the head and the log-softmax run
-    fused on the real completion tokens alone (`head_logprobs`), or not at all where `sample_texts` kept their
-    softmax (`kept_softmax`); otherwise on `completion_logits`."""
+    fused on the real completion tokens alone (`head_logprobs`); otherwise on `completion_logits`."""
     target = pad_rows(completion_ids, 0, left=False)[0].to(adapters.backbone.device)
     head = causal_lm(adapters.model).lm_head
     names = _shared_names(adapters, agents, prompt_ids, completion_ids, share_prompts)
     if names and isinstance(head, torch.nn.Linear) and head.bias is None:
         dec, h, mask = _shared_prompt_hidden(adapters, names, prompt_ids, completion_ids)
-        kept = kept_softmax(adapters, names, prompt_ids, completion_ids, temperature) or ()   # the sampler's, if fresh
-        lp = head_logprobs(dec.norm(dec.final[0], h[mask]), head.weight, target[mask], temperature, *kept)
+        lp = head_logprobs(dec.norm(dec.final[0], h[mask]), head.weight, target[mask], temperature)
         return torch.zeros(mask.shape, dtype=lp.dtype, device=lp.device).index_put((mask,), lp), mask
     logits, mask = completion_logits(adapters, agents, prompt_ids, completion_ids, share_prompts)
     if temperature != 1.0: logits = logits / temperature
