@@ -412,7 +412,8 @@ def decode(self: AgentAdapters, agent_names: str | Sequence[str], input_ids: tor
     if self.fast_decode and fast_decode_blocker(self.model, kwargs) is None and bool(attention_mask[:, -1].all()):
         B, width = input_ids.shape[0], input_ids.shape[1] + kwargs["max_new_tokens"]
         rows = max(1, self.decode_tokens // width) if self.decode_tokens else B     # a token budget bounds the memory,
-        rows = -(-B // -(-B // rows))                  # in passes of equal size (fewer shapes for oneDNN to compile)
+        if rows < B:                                   # in passes of one size (one set of shapes for oneDNN to compile):
+            rows = next((d for d in range(rows, rows // 2, -1) if B % d == 0), -(-B // -(-B // rows)))   # a divisor
         parts = [fast_generate(self.model, names[k:k + rows], input_ids[k:k + rows], attention_mask[k:k + rows], **kwargs)
                  for k in range(0, B, rows)]
         n = max(p.sequences.shape[1] for p in parts)                   # a part whose rows all ended early is shorter
