@@ -16,9 +16,8 @@ import torch.nn.functional as F
 from .base_model import position_ids_from_mask
 
 # %% auto #0
-__all__ = ['FAST_ARCHS', 'FAST_OPTIONS', 'CPU_ONEDNN', 'ONEDNN_AFTER', 'ONEDNN_SHAPES', 'causal_lm', 'lora_layers',
-           'fast_decode_blocker', 'model_blocker', 'lora_blocker', 'linear', 'RowLoRA', 'Decoded', 'distinct_rows',
-           'Decoder', 'prefilled', 'fast_generate']
+__all__ = ['FAST_ARCHS', 'FAST_OPTIONS', 'CPU_ONEDNN', 'causal_lm', 'lora_layers', 'fast_decode_blocker', 'model_blocker',
+           'lora_blocker', 'linear', 'RowLoRA', 'Decoded', 'distinct_rows', 'Decoder', 'prefilled', 'fast_generate']
 
 # %% ../nbs/01b_decode.ipynb #9f26b431
 FAST_ARCHS = ("qwen2", "llama")
@@ -77,23 +76,6 @@ def lora_blocker(model) -> str | None:
 # %% ../nbs/01b_decode.ipynb #4ac93c9d
 CPU_ONEDNN = True
 "Whether `linear` runs float32 CPU matmuls of frozen weights on oneDNN (False: torch's default BLAS)."
-ONEDNN_AFTER, ONEDNN_SHAPES = 8, 64
-"A linear shape runs on oneDNN once it has been called this many times, and at most this many shapes ever do (see `_on_dnn`)."
-_admitted, _calls = set(), {}
-
-def _on_dnn(key: tuple) -> bool:
-    """Whether a linear of shape `key` runs on oneDNN: once it has been called `ONEDNN_AFTER` times, for the first
-    `ONEDNN_SHAPES` shapes to get there. oneDNN compiles kernels for every new shape (~1 ms) and keeps them
-    (~0.65-1 MB each, never freed: torch's caches hold 1,024), so shapes that come and go (a prompt pass's, run
-    once per layer) stay on BLAS, and the kept kernels stay bounded."""
-    if key in _admitted: return True
-    n = _calls.get(key, 0) + 1
-    if n > ONEDNN_AFTER and len(_admitted) < ONEDNN_SHAPES:
-        _admitted.add(key)
-        return True
-    if len(_calls) > 4096: _calls.clear()
-    _calls[key] = n
-    return False
 
 @functools.cache
 def _dnn():
@@ -126,7 +108,7 @@ def linear(x: torch.Tensor,                    # [..., in]
           ) -> torch.Tensor:
     "`x @ w.T + b + res` `[..., out]`: on oneDNN for float32 CPU tensors and a frozen `w` (see above), else torch's own."
     if (CPU_ONEDNN and x.device.type == "cpu" and x.dtype == w.dtype == torch.float32 and not w.requires_grad
-            and _dnn() is not None and _on_dnn((x.numel() // max(1, x.shape[-1]), *w.shape, w.stride(0), b is None, res is None))):
+            and _dnn() is not None):
         x2 = x.reshape(-1, x.shape[-1])
         r2 = None if res is None else res.reshape(-1, w.shape[0])
         if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, b, res)):
