@@ -20,13 +20,11 @@ the update's rows:
     completions (same prompt split as CoMLRL), then one `per_agent_update` (token-level clipped loss,
     minibatch 64: one forward, one backward, one optimiser step per agent).
 
-What differs is each system's own code, not the work. Two parts of marl_llm's matter most here: its own forward
-(`marl_llm.decode`: sampling, and the scoring forward of shared-prompt rows) runs every frozen float32 linear
-layer on oneDNN (`decode.linear`, what `torch.compile`'s CPU backend calls; 2x MKL's sgemm on an AMD CPU, where
-MKL keeps to AVX2), while TRL and CoMLRL run transformers' forward, whose matmuls go to MKL; and the update's
-scoring forward takes the sampler's softmax (`text_rl.kept_softmax`) instead of running the LM head again, since
-one epoch in one step scores the rows under the weights that sampled them (`decode.CPU_ONEDNN = False` and
-`text_rl.KEEP_SOFTMAX_BYTES = 0` turn each off).
+What differs is each system's own code, not the work. The part of marl_llm's that matters most here: its own
+forward (`marl_llm.decode`: sampling, and the scoring forward of shared-prompt rows) runs every frozen float32
+linear layer on oneDNN (`decode.linear`, what `torch.compile`'s CPU backend calls; 2x MKL's sgemm on an AMD CPU,
+where MKL keeps to AVX2), while TRL and CoMLRL run transformers' forward, whose matmuls go to MKL
+(`decode.CPU_ONEDNN = False` turns it off; `benchmarks/text_update_ablation.py` measures it).
 
 Each cell runs in a fresh subprocess (so peak RSS, VmHWM, does not mix; the parent never imports torch; a
 marl_llm process fixes glibc's mmap threshold at 2 MiB when it builds `AgentAdapters` on a model at least 512

@@ -27,18 +27,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import peers  # noqa: E402  (the same models, prompts, rewards and update as the peers benchmark)
 
-ON = {"CPU_ONEDNN": True}
-VARIANTS = {"oneDNN linears on": {}, "oneDNN linears off": {"CPU_ONEDNN": False}}
-
-
-def _set(switches: dict):
-    import marl_llm.decode as md
-    for k, v in {**ON, **switches}.items(): setattr(md, k, v)
+VARIANTS = {"oneDNN linears on": True, "oneDNN linears off": False}   # -> marl_llm.decode.CPU_ONEDNN
 
 
 def run(rounds: int, folder: str) -> dict:
     "Seconds per update of every variant, alternated update by update in this process."
     import torch
+    import marl_llm.decode as md
     from marl_llm.backbone import AgentAdapters, load_backbone
     from marl_llm.pipeline import make_optimizers
     peers._seed()
@@ -48,16 +43,16 @@ def run(rounds: int, folder: str) -> dict:
     groups, g = [(ad, make_optimizers(ad, peers.LR), names)], torch.Generator().manual_seed(0)
     step = 0
     for v in VARIANTS:                                  # one warm-up update per variant
-        _set(VARIANTS[v]); peers.marl_update(groups, step, len(peers.PROMPTS) // len(names), g); step += 1
+        md.CPU_ONEDNN = VARIANTS[v]; peers.marl_update(groups, step, len(peers.PROMPTS) // len(names), g); step += 1
     times = {v: [] for v in VARIANTS}
     for r in range(rounds):
         for v in (list(VARIANTS) if r % 2 == 0 else list(VARIANTS)[::-1]):
-            _set(VARIANTS[v])
+            md.CPU_ONEDNN = VARIANTS[v]
             t = time.perf_counter()
             peers.marl_update(groups, step, len(peers.PROMPTS) // len(names), g)
             times[v].append(time.perf_counter() - t)
             step += 1
-    _set({})
+    md.CPU_ONEDNN = True
     return times
 
 
