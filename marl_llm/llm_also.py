@@ -362,7 +362,7 @@ class LLMALSO(PAMAGRPO):
         self.shaping, self.adopted_at, self.t, self.compute = c.initial_shaping(), 0, 0, 0
         self.validations, self.adoptions = [], [{"t": 0, "shaping": self.shaping.to_dict()}]
         self.val_env = OptionEnv(c.game, c.layout, n_envs=c.val_envs, horizon=c.horizon, menu_filter=self.filter,
-                                 text_obs=c.obs == "text", keep_start_state=False)
+                                 text_obs=c.obs != "compact", keep_start_state=False)
         llm = self.adapters                                              # the run's base with adapters off (BASE) ...
         if "llm" in (c.critic, c.generator) and c.llm_backbone is not None:  # ... or a backbone of its own
             from marl_llm.backbone import load_backbone, AgentAdapters

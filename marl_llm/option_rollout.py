@@ -17,8 +17,8 @@ from .policy import MenuPolicy, Request
 from .policy import Decision as PolicyDecision
 
 # %% auto #0
-__all__ = ['RULES', 'SHAPING', 'SUBSTITUTES', 'short_refs', 'compact_obs', 'guard_filter', 'team_total', 'substitute_choice',
-           'rollout']
+__all__ = ['RULES', 'SHAPING', 'SUBSTITUTES', 'OBS_FORMS', 'short_refs', 'compact_obs', 'guard_filter', 'team_total',
+           'substitute_choice', 'obs_form', 'rollout']
 
 # %% ../nbs/09a_option_rollout.ipynb #254ee8dc
 RULES = {
@@ -82,7 +82,17 @@ def substitute_choice(kind: str, menu_labels: Sequence[str], rng: np.random.Gene
     if kind == "random": return int(rng.integers(len(menu_labels)))
     raise ValueError(f"unknown substitute {kind!r}; valid: {list(SUBSTITUTES)}")
 
-def rollout(oenv: OptionEnv, policy: MenuPolicy, seeds: Sequence[int], obs: str = "compact",
+OBS_FORMS = ("auto", "compact", "text")
+"Observation forms in prompts: 'compact' (state features, short refs: `tiny`), 'text' (the game in words), 'auto'."
+
+def obs_form(obs: str,           # 'auto', 'compact' or 'text'
+             policy: MenuPolicy, # whose backbone's prompt format decides 'auto'
+            ) -> str:
+    "'text' for a chat-formatted (real instruct) backbone, 'compact' for raw (`tiny`), when `obs` is 'auto'."
+    if obs not in OBS_FORMS: raise ValueError(f"obs {obs!r}; valid: {list(OBS_FORMS)}")
+    return obs if obs != "auto" else ("text" if policy.bb.prompt_format == "chat" else "compact")
+
+def rollout(oenv: OptionEnv, policy: MenuPolicy, seeds: Sequence[int], obs: str = "auto",
             greedy: bool = False, substitute: dict[str, str] | None = None, sub_seed: int = 0,
             shaping: dict | None = None) -> list[Episode]:
     """One episode per env of `oenv` (env `b` seeded `seeds[b]`); returns Episodes of Turns with team rewards.
@@ -90,6 +100,8 @@ def rollout(oenv: OptionEnv, policy: MenuPolicy, seeds: Sequence[int], obs: str 
     `substitute` replaces agents by scripted stand-ins (`{"agent_1": "idle"}` or `"random"`) while the others
     keep their adapters: the partner-ablation of the behavioural audits. `shaping` adds event bonuses to the
     turns' rewards (training signal); `meta["task_reward"]` is always the unshaped team reward."""
+    obs = obs_form(obs, policy)
+    if obs == "text" and not oenv.text_obs: raise ValueError("obs 'text' needs an OptionEnv made with text_obs=True")
     substitute = dict(substitute or {})
     for a, kind in substitute.items():
         if a not in oenv.agents: raise ValueError(f"unknown agent {a!r} to substitute; agents: {oenv.agents}")

@@ -18,7 +18,7 @@ from .config import RunConfig, ConfigError, arg
 from .options import game_spec, make_game
 from .option_env import OptionEnv
 from .policy import MenuPolicy
-from .option_rollout import RULES, SHAPING, guard_filter
+from .option_rollout import OBS_FORMS, RULES, SHAPING, guard_filter
 from .option_rollout import rollout as play_options
 from .credit import magrpo_credit, pa_magrpo_credit
 from .update import per_agent_update, menu_logprob_fn
@@ -43,7 +43,7 @@ class PAMAGRPOConfig(RunConfig):
     gamma: float = arg(0.95, "semi-MDP discount per primitive step")
     credit_horizon: str = arg("to_go", "PA-MAGRPO decision returns: 'to_go' or 'segment'")
     credit_window: int | None = arg(20, "compare decisions started within the same window of steps (0 or None: whole rollout)")
-    obs: str = arg("compact", "'compact': the option library's state features; 'text': the full text render")
+    obs: str = arg("auto", "'compact': the option library's state features; 'text': the game in words; 'auto': text for chat-formatted (real) models, compact for tiny")
     rules: bool = arg(True, "put the game's rules in brief in the prompt")
     guards: str | None = arg(None, "guard JSON file from `marl-llm guards`, filters the menus")
     shaping: str | None = arg(None, "training-only reward shaping preset: overcooked or cleanup (None: the task reward)")
@@ -62,7 +62,7 @@ class PAMAGRPOConfig(RunConfig):
             raise ConfigError(f"credit_window must be >= 1, or 0/None for whole rollouts, got {self.credit_window}")
         if self.credit_horizon not in ("to_go", "segment"):
             raise ConfigError(f"credit_horizon {self.credit_horizon!r}; valid: 'to_go', 'segment'")
-        if self.obs not in ("compact", "text"): raise ConfigError(f"obs {self.obs!r}; valid: 'compact', 'text'")
+        if self.obs not in OBS_FORMS: raise ConfigError(f"obs {self.obs!r}; valid: {', '.join(OBS_FORMS)}")
         if not 0 <= self.gamma <= 1: raise ConfigError(f"gamma must be in [0, 1], got {self.gamma}")
         for k in ("envs", "horizon", "eval_envs"):
             if getattr(self, k) < 1: raise ConfigError(f"{k} must be >= 1, got {getattr(self, k)}")
@@ -88,7 +88,7 @@ class PAMAGRPO(Method):
                                  temperature=cfg.temperature, seed=cfg.seed * 7919 + ctx.rank)
         self.filter = guard_filter(cfg.guards, cfg.game, cfg.layout)
         env = lambda n: OptionEnv(cfg.game, cfg.layout, n_envs=n, horizon=cfg.horizon, menu_filter=self.filter,
-                                  text_obs=cfg.obs == "text", keep_start_state=False)
+                                  text_obs=cfg.obs != "compact", keep_start_state=False)
         self.per_rank = math.ceil(cfg.envs / ctx.world)
         self.oenv, self.eval_env = env(self.per_rank * cfg.group), env(cfg.eval_envs)
 

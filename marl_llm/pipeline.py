@@ -17,6 +17,7 @@ import torch
 from .core import Episode, Turn, RunDir, peak_rss_mb, seed_everything, write_json, write_figure_html
 from .config import RunConfig, ConfigError
 from .backbone import load_backbone, AgentAdapters
+from .base_model import resolve_prompt_format
 from .checkpoint import Checkpointer, CheckpointError, NonFiniteLoss
 from .update import turn_tokens
 
@@ -114,7 +115,9 @@ class Method:
                       ) -> None:
         "The shared base, one adapter and one optimiser per agent: sets `self.bb`, `self.adapters`, `self.optimizers`."
         c = self.cfg
-        self.bb = load_backbone(str(base), device=self.ctx.device, seed=c.seed, dtype=c.dtype) if isinstance(base, (str, os.PathLike)) else base
+        self.bb = (load_backbone(str(base), device=self.ctx.device, seed=c.seed, dtype=c.dtype, prompt_format=c.prompt_format)
+                   if isinstance(base, (str, os.PathLike)) else base)
+        self.bb.prompt_format = resolve_prompt_format(c.prompt_format, self.bb.tokenizer, self.bb.name)
         self.adapters = AgentAdapters(self.bb, list(names), r=c.lora_r, alpha=c.lora_alpha, seed=c.seed)
         self.adapters.decode_tokens = c.decode_tokens
         self.optimizers = make_optimizers(self.adapters, c.lr)

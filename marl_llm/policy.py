@@ -12,9 +12,11 @@ from typing import Sequence
 
 import torch
 from .backbone import AgentAdapters
+from .prompts import Prompt, answer_lead, format_prompt, format_prompts
 
 # %% auto #0
-__all__ = ['LABELS', 'Request', 'Decision', 'build_prompt', 'label_token_ids', 'MenuPolicy', 'primitive_requests']
+__all__ = ['LABELS', 'MENU_INSTRUCT', 'Request', 'Decision', 'build_prompt', 'label_token_ids', 'MenuPolicy',
+           'primitive_requests']
 
 # %% ../nbs/09_policy.ipynb #3cf4e42e
 LABELS: str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -48,21 +50,31 @@ class Decision:
     text: str | None = None
     parse_failed: bool = False
 
-def build_prompt(obs: str, menu: Sequence[str], rules: str = "") -> str:
-    "The prompt text: rules, observation, lettered menu, and `Answer:`."
-    lines = [rules.strip()] if rules.strip() else []
-    lines += [obs.strip(), "Menu:"] + [f"{LABELS[k]}. {m}" for k, m in enumerate(menu)] + ["Answer:"]
-    return "\n".join(lines)
+MENU_INSTRUCT = "Choose one entry of the menu. Reply with its letter only."
+"How a chat model is told to answer a menu prompt (the raw text's cue `Answer:` says it to `tiny`)."
+
+def build_prompt(obs: str,             # what the agent sees
+                 menu: Sequence[str],  # the entries it may choose, lettered A, B, ...
+                 rules: str = "",      # the game's rules in brief (the system turn in chat)
+                ) -> Prompt:
+    "The menu prompt: rules, observation, lettered menu; raw text ends with `Answer:`, chat asks for a letter."
+    user = "\n".join([obs.strip(), "Menu:"] + [f"{LABELS[k]}. {m}" for k, m in enumerate(menu)])
+    return Prompt(user, system=rules.strip(), cue="\nAnswer:", instruct=MENU_INSTRUCT)
 
 # %% ../nbs/09_policy.ipynb #bb26b704
-def label_token_ids(tokenizer, n: int = len(LABELS), sep: str = " ") -> list[int]:
-    "Token id of `sep + label` following 'Answer:' for the first `n` labels (checked to be distinct)."
-    base = tokenizer("Answer:", add_special_tokens=False)["input_ids"]
+def label_token_ids(tokenizer,                # the backbone's tokenizer
+                    n: int = len(LABELS),     # how many labels
+                    sep: str = " ",           # what comes between the prompt and the label (`prompts.answer_lead`)
+                    prefix: str = "Answer:",  # a formatted prompt the label follows
+                   ) -> list[int]:
+    "Token id of `sep + label` right after `prefix` for the first `n` labels (checked to be one new token each, distinct)."
+    base = tokenizer(prefix, add_special_tokens=False)["input_ids"]
     ids = []
     for lab in LABELS[:n]:
-        full = tokenizer("Answer:" + sep + lab, add_special_tokens=False)["input_ids"]
+        full = tokenizer(prefix + sep + lab, add_special_tokens=False)["input_ids"]
         if full[:len(base)] != base or len(full) <= len(base):
-            raise ValueError(f"tokenizer splits 'Answer:' differently before label {lab!r}; cannot score labels")
+            raise ValueError(f"tokenizer splits the prompt's end {prefix[-20:]!r} differently before label {lab!r}; "
+                             f"cannot score labels")
         ids.append(full[len(base)])
     if len(set(ids)) != len(ids): raise ValueError("two menu labels map to the same first token")
     return ids
@@ -77,13 +89,16 @@ class MenuPolicy:
         self.adapters, self.rules, self.mode, self.temperature = adapters, rules, mode, temperature
         self.max_new_tokens = max_new_tokens
         self.bb = adapters.backbone
-        self.label_ids = torch.tensor(label_token_ids(self.bb.tokenizer), device=self.bb.device)
+        fmt = self.bb.prompt_format                       # the letter follows the formatted prompt (raw: ` A`; chat: `A`)
+        prefix = format_prompt(self.bb.tokenizer, build_prompt("x", ["wait"], rules), fmt)
+        self.label_ids = torch.tensor(label_token_ids(self.bb.tokenizer, sep=answer_lead(fmt), prefix=prefix),
+                                      device=self.bb.device)
         self.generator = torch.Generator(device="cpu").manual_seed(seed)
         self.parse_failures = 0
 
     def encode(self, requests: Sequence[Request]) -> dict:
         "Left-padded prompt batch plus the `[B, L]` mask of allowed labels."
-        enc = self.bb.encode([build_prompt(r.obs, r.menu, self.rules) for r in requests], pad_left=True)
+        enc = self.bb.encode(format_prompts(self.bb, [build_prompt(r.obs, r.menu, self.rules) for r in requests]), pad_left=True)
         L = max(len(r.menu) for r in requests)
         mask = torch.zeros(len(requests), L, dtype=torch.bool)
         for i, r in enumerate(requests):

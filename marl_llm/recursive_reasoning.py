@@ -11,14 +11,15 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
+from .prompts import Prompt
 from .strategic_games import (StrategicGame, make_game, opponent, act, ttt_winner, _ttt_threats,
                                       ttt_heuristic, CARDS, ITEMS, OPPONENTS)
 
 # %% auto #0
 __all__ = ['FIELDS', 'SPECS', 'FIELD_PARSERS', 'level_fields', 'ReasoningSpec', 'reasoning_spec', 'parse_intent', 'parse_future',
-           'parse_move', 'Chain', 'parse_chain', 'format_chain', 'summarise_chain', 'reasoning_prompt',
-           'level_k_prompts', 'default_move', 'resolve_move', 'ttt_intent', 'scripted_chain', 'demonstrations',
-           'future_accuracy']
+           'parse_move', 'Chain', 'parse_chain', 'format_chain', 'summarise_chain', 'reasoning_instruct',
+           'reasoning_prompt', 'level_k_prompts', 'default_move', 'resolve_move', 'ttt_intent', 'scripted_chain',
+           'demonstrations', 'future_accuracy']
 
 # %% ../nbs/17_recursive_reasoning.ipynb #30253efd
 FIELDS = ("past", "present", "strategy", "future")
@@ -130,12 +131,29 @@ def summarise_chain(chain: Chain) -> str:
     if chain.move is not None: parts.append(f"move {chain.move}")
     return ", ".join(parts) or "unknown"
 
-def reasoning_prompt(obs_text: str, level: int = 2, opponent_sim: str | None = None) -> str:
-    "The prompt for a level-`level` chain (with the simulated opponent's reasoning, if given)."
+def reasoning_instruct(level: int,              # the chain's level (its fields)
+                       game: str | None = None, # the game, for its intent words and moves (None: not named)
+                      ) -> str:
+    "How a chat model is told to write a level-`level` chain: the fields in order, then the move."
+    hint = {"past": "what the opponent showed so far", "present": "your situation now", "strategy": "your plan",
+            "future": "the opponent's next move, or none"}
+    s = "Reason in one line, exactly in this form: " + " ".join(f"{f.capitalize()} <{hint[f]}>." for f in level_fields(level))
+    s += " Move <your move>."
+    if game is not None:
+        spec = reasoning_spec(game)
+        s += f" Past, Present and Strategy are one word of: {', '.join(spec.intents)}. Move is one of: {', '.join(spec.moves)}."
+    return s
+
+def reasoning_prompt(obs_text: str,                # the game from the player's side (`env.text(seat)`)
+                     level: int = 2,               # the chain's level
+                     opponent_sim: str | None = None, # the simulated opponent's chain, summarised
+                     game: str | None = None,      # the game's name (chat instructions name its words)
+                    ) -> Prompt:
+    "The prompt for a level-`level` chain (with the simulated opponent's reasoning, if given); raw text ends `Reason:`."
     level_fields(level)
     s = f"{obs_text.strip()} Level {level}."
     if opponent_sim is not None: s += f" Opponent reasoning: {opponent_sim}."
-    return s + "\nReason:"
+    return Prompt(s, cue="\nReason:", instruct=reasoning_instruct(level, game))
 
 # %% ../nbs/17_recursive_reasoning.ipynb #59190adc
 def level_k_prompts(rows: Sequence[tuple[StrategicGame, int]], level: int = 2, simulate: bool = False,
@@ -148,12 +166,12 @@ def level_k_prompts(rows: Sequence[tuple[StrategicGame, int]], level: int = 2, s
     trace: list[list[str]] = [[] for _ in rows]
     for j in range(depth, 0, -1):                     # rung j: seat s if j even, else the opponent; level - j
         seats = [s if j % 2 == 0 else 1 - s for _, s in rows]
-        prompts = [reasoning_prompt(env.text(sj, hide_private=True), level - j, sim)
+        prompts = [reasoning_prompt(env.text(sj, hide_private=True), level - j, sim, env.NAME)
                    for (env, _), sj, sim in zip(rows, seats, sims)]
         texts = sampler(prompts, seats)
         sims = [summarise_chain(parse_chain(t, env.NAME, level - j)) for (env, _), t in zip(rows, texts)]
         for tr, s_ in zip(trace, sims): tr.append(s_)
-    prompts = [reasoning_prompt(env.text(s), level, sim) for (env, s), sim in zip(rows, sims)]
+    prompts = [reasoning_prompt(env.text(s), level, sim, env.NAME) for (env, s), sim in zip(rows, sims)]
     return prompts, trace
 
 # %% ../nbs/17_recursive_reasoning.ipynb #4aeacb85

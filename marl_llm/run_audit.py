@@ -106,7 +106,7 @@ class _Evaluator:
         if n not in self._envs:
             c = self.cfg
             self._envs[n] = OptionEnv(c.game, c.layout, n_envs=n, horizon=c.horizon, menu_filter=self.tr.filter,
-                                      text_obs=c.obs == "text", keep_start_state=False)
+                                      text_obs=c.obs != "compact", keep_start_state=False)
         return self._envs[n]
 
     def close(self):

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .core import seed_everything, write_json
+from .prompts import completion_text, format_prompts
 from .backbone import load_backbone
 
 # %% auto #0
@@ -29,6 +30,7 @@ def sft_warm_start(backbone: str,                         # 'tiny', an HF id or 
                    scheduler: str = "cosine",             # TRL/transformers learning-rate schedule ("constant", "cosine", ...)
                    warmup_steps: int = 10,                # linear warm-up steps
                    quiet: bool = True,                    # no TRL progress bar
+                   prompt_format: str = "auto",           # 'auto', 'chat' or 'raw': how the prompts are formatted (`prompts`)
                   ) -> Path:
     "Fine-tune the base weights of `backbone` on `pairs` with TRL's SFTTrainer; returns the saved model folder."
     out = Path(out)
@@ -42,8 +44,10 @@ def sft_warm_start(backbone: str,                         # 'tiny', an HF id or 
     import datasets
     if quiet: datasets.disable_progress_bars()                          # the dataset preparation bars too
     seed_everything(seed)
-    bb = load_backbone(backbone, device=device, seed=seed)
-    ds = Dataset.from_list([{"prompt": p, "completion": c} for p, c in pairs])
+    bb = load_backbone(backbone, device=device, seed=seed, prompt_format=prompt_format)
+    fmt = bb.prompt_format                                              # the prompts exactly as the RL methods send them
+    ds = Dataset.from_list([{"prompt": p, "completion": completion_text(c, fmt)}
+                            for p, c in zip(format_prompts(bb, [p for p, _ in pairs]), [c for _, c in pairs])])
     work = out.parent / f".{out.name}.{uuid.uuid4().hex[:8]}"
     args = SFTConfig(output_dir=str(work / "trainer"), num_train_epochs=epochs, max_steps=max_steps, learning_rate=lr,
                      per_device_train_batch_size=batch, lr_scheduler_type=scheduler, warmup_steps=warmup_steps,

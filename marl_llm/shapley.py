@@ -351,6 +351,7 @@ def repair_pairs(team: Team, episodes, tasks,
 # %% ../nbs/26_shapley_credit.ipynb #dbf9f0f1
 from .losses import dpo_loss
 from .text_rl import completion_logprobs
+from .prompts import format_prompts
 
 def _ids(tok, text: str, eos: int) -> list[int]:
     return tok(text, add_special_tokens=False)["input_ids"] + [eos]
@@ -362,7 +363,7 @@ def dpo_update(adapters, optimizers: dict,     # `AgentAdapters` and one optimis
     if not pairs: return {}
     tok, eos, rng = adapters.backbone.tokenizer, adapters.backbone.tokenizer.eos_token_id, np.random.default_rng(seed)
     agents, n = [p["agent"] for p in pairs], len(pairs)
-    prompts = [tok(p["prompt"])["input_ids"] for p in pairs]
+    prompts = [tok(text)["input_ids"] for text in format_prompts(adapters.backbone, [p["prompt"] for p in pairs])]
     chosen, rejected = [_ids(tok, p["chosen"], eos) for p in pairs], [_ids(tok, p["rejected"], eos) for p in pairs]
     def seq_lp(idx, names):                                  # chosen and rejected of pairs `idx` in ONE forward
         lp, mask = completion_logprobs(adapters, [names[i] for i in idx] * 2, [prompts[i] for i in idx] * 2,

@@ -17,6 +17,7 @@ from .core import Episode, Turn
 from .backbone import AgentAdapters, BASE
 from .tasks import Task
 from .text_rl import sample_texts
+from .prompts import Prompt
 
 # %% auto #0
 __all__ = ['ROUTERS', 'route', 'transcript', 'handoff_prompt', 'Component', 'Scripted', 'Team', 'team_rollout', 'sft_pairs']
@@ -41,9 +42,14 @@ def transcript(task_prompt: str, outputs: Sequence[str], label: str = "step") ->
     "The shared context: the task, then each output so far on its own labelled line."
     return "\n".join([task_prompt] + [f"{label} {k + 1}:{o}" for k, o in enumerate(outputs)])
 
-def handoff_prompt(task_prompt: str, outputs: Sequence[str], label: str = "step") -> str:
-    "What the next component sees: the transcript so far, then the label of its own line."
-    return transcript(task_prompt, outputs, label) + f"\n{label} {len(outputs) + 1}:"
+def handoff_prompt(task_prompt: str,        # the task
+                   outputs: Sequence[str],  # the components' outputs so far
+                   label: str = "step",     # what each output line is called
+                  ) -> Prompt:
+    "What the next component sees: the transcript so far; raw text ends with the label of its own line."
+    k = len(outputs) + 1
+    return Prompt(transcript(task_prompt, outputs, label), cue=f"\n{label} {k}:",
+                  instruct=f"Write {label} {k} only: one short line, nothing else.")
 
 # %% ../nbs/20a_team_protocol.ipynb #8a9f68a1
 @dataclass(eq=False)

@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from .base_model import pad_rows
+from .prompts import format_prompts
 from .decode import Decoder, causal_lm, distinct_rows, linear, prefilled
 
 # %% auto #0
@@ -44,7 +45,7 @@ def sample_texts(adapters, agents: Sequence[str], prompts: Sequence[str], max_ne
     if len(agents) != len(prompts): raise ValueError(f"{len(agents)} agents for {len(prompts)} prompts")
     if not prompts: return []
     bb = adapters.backbone
-    enc = bb.encode(list(prompts), pad_left=True)
+    enc = bb.encode(format_prompts(bb, list(prompts)), pad_left=True)    # the one formatter: chat template or raw
     _seed_from(generator)
     kw = dict(do_sample=False) if greedy else dict(do_sample=True, temperature=temperature, top_k=0, top_p=1.0)
     out, lp_fast = adapters.decode(list(agents), enc["input_ids"], enc["attention_mask"], max_new_tokens=max_new_tokens,

@@ -21,6 +21,7 @@ from .core import Episode, Turn, write_figure_html
 from .config import ConfigError, arg
 from .tasks import Task, TextTaskConfig, make_tasks, warm_base
 from .text_rl import sample_texts
+from .prompts import Prompt
 from .credit import group_normalise
 from .update import per_agent_update, text_logprob_fn
 from .regret_matching import RegretTable
@@ -83,10 +84,19 @@ def role_reward(role: str, text: str, task: Task, pending: str | None = None) ->
     truth = pending not in (None, "") and task.verify(pending) > 0
     return 1.0 if (v == "right") == truth else -1.0
 
-def prompt(task: Task, lines: Sequence[str], agent: int, role: str, pending: str | None) -> str:
-    "The active agent's prompt: problem, transcript, and its cue."
+def prompt(task: Task,            # the problem
+           lines: Sequence[str], # the transcript so far
+           agent: int,           # the active agent's index
+           role: str,            # 'propose' or 'review'
+           pending: str | None,  # the answer under review (None: none yet)
+          ) -> Prompt:
+    "The active agent's prompt: problem and transcript; raw text ends with its cue, chat says what to reply."
     cue = f"agent {agent} proposes:" if role == "propose" else f"answer {pending or 'none'}. agent {agent} reviews:"
-    return "\n".join([task.prompt, *lines, cue])
+    instruct = (f"You are agent {agent} of a team solving the problem. Propose the final answer: reply with the answer only."
+                if role == "propose" else
+                f"You are agent {agent} of a team solving the problem. The answer under review is {pending or 'none'}. "
+                f"Reply 'right' if it is correct, 'wrong' if not: one word first.")
+    return Prompt("\n".join([task.prompt, *lines]), cue="\n" + cue, instruct=instruct)
 
 # %% ../nbs/24_tracer.ipynb #55e5e2c6
 def _near_miss(task: Task, rng) -> str | None:
