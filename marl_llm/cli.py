@@ -16,7 +16,9 @@ __all__ = ['METHODS', 'COMMANDS', 'demo', 'method_class', 'train_config', 'train
 def demo(argv: list[str] | None = None) -> int:
     "Two agents, one base, one forward pass: print each agent's menu distribution and choice on Overcooked."
     ap = argparse.ArgumentParser(prog="marl-llm demo", description=demo.__doc__)
-    ap.add_argument("--backbone", default="tiny", help="'tiny' (built locally) or any HF causal-LM id or local path")
+    ap.add_argument("--backbone", default="tiny", help="'tiny' (built locally), 'smollm2-135m' (a real instruct LLM from its "
+                    "pip wheel), a *.gguf file, or any HF causal-LM id or local path")
+    ap.add_argument("--prompt-format", default="auto", help="'auto' (chat template for instruct models, raw for tiny), 'chat' or 'raw'")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--game", default="overcooked")
     ap.add_argument("--layout", default=None)
@@ -29,24 +31,29 @@ def demo(argv: list[str] | None = None) -> int:
         if a.layout is not None and a.layout not in spec.layouts():
             raise ConfigError(f"unknown layout {a.layout!r} for game {a.game!r}; valid layouts: {spec.layouts()}")
         check_device(a.device); check_backbone(a.backbone)
+        from marl_llm.base_model import PROMPT_FORMATS
+        if a.prompt_format not in PROMPT_FORMATS:
+            raise ConfigError(f"prompt format {a.prompt_format!r}; valid: {', '.join(PROMPT_FORMATS)}")
     except ValueError as e:
         print(f"marl-llm demo: error: {e}", file=sys.stderr); return 2
     from marl_llm.core import seed_everything
     from marl_llm.backbone import load_backbone, AgentAdapters
     from marl_llm.option_env import OptionEnv
     from marl_llm.policy import MenuPolicy, Request
-    from marl_llm.option_rollout import RULES, compact_obs
+    from marl_llm.option_rollout import RULES, decision_requests, obs_form
     seed_everything(a.seed)
     t0 = time.perf_counter()
-    bb = load_backbone(a.backbone, device=a.device, seed=a.seed)
+    try: bb = load_backbone(a.backbone, device=a.device, seed=a.seed, prompt_format=a.prompt_format)
+    except ValueError as e:                                      # e.g. a GGUF file transformers cannot read
+        print(f"marl-llm demo: error: {e}", file=sys.stderr); return 2
     oenv = OptionEnv(a.game, a.layout, n_envs=1, seed=a.seed)
     ad = AgentAdapters(bb, oenv.agents, seed=a.seed, init_lora_weights=False)   # random adapters: agents differ
     print(f"backbone {bb.name!r}: {bb.num_parameters:,} parameters on {bb.device}; "
           f"{len(ad.names)} agents with {ad.num_parameters(ad.names[0]):,} LoRA parameters each on that one base "
-          f"(built in {time.perf_counter() - t0:.1f}s)")
+          f"(built in {time.perf_counter() - t0:.1f}s); prompts: {bb.prompt_format}")
     pol = MenuPolicy(ad, rules=RULES.get(a.game, ""), seed=a.seed)
     ds = oenv.reset()
-    reqs = [Request(d.name, compact_obs(oenv.library, oenv.envs[d.env], d.agent), d.labels) for d in ds]
+    reqs = decision_requests(oenv, ds, obs_form("auto", pol))    # real models read the game in words, tiny the compact form
     t0 = time.perf_counter()
     out = pol.decide(reqs)                                       # ONE forward pass for every agent
     dt = time.perf_counter() - t0

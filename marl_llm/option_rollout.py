@@ -18,7 +18,7 @@ from .policy import Decision as PolicyDecision
 
 # %% auto #0
 __all__ = ['RULES', 'SHAPING', 'SUBSTITUTES', 'OBS_FORMS', 'short_refs', 'compact_obs', 'guard_filter', 'team_total',
-           'substitute_choice', 'obs_form', 'rollout']
+           'substitute_choice', 'obs_form', 'decision_requests', 'rollout']
 
 # %% ../nbs/09a_option_rollout.ipynb #254ee8dc
 RULES = {
@@ -92,6 +92,15 @@ def obs_form(obs: str,           # 'auto', 'compact' or 'text'
     if obs not in OBS_FORMS: raise ValueError(f"obs {obs!r}; valid: {list(OBS_FORMS)}")
     return obs if obs != "auto" else ("text" if policy.bb.prompt_format == "chat" else "compact")
 
+def decision_requests(oenv: OptionEnv,   # the envs the decisions are pending in
+                      decisions: Sequence,  # pending decisions (`oenv.pending`)
+                      obs: str,             # 'text' (the game in words, full option names) or 'compact' (features, short refs)
+                     ) -> list[Request]:
+    "One menu request per pending decision: the agent's observation in form `obs` and its menu."
+    obs_text = [d.obs if obs == "text" else compact_obs(oenv.library, oenv.envs[d.env], d.agent) for d in decisions]
+    menus = [d.labels if obs == "text" else [short_refs(m) for m in d.labels] for d in decisions]
+    return [Request(d.name, o, m, key=d.key) for d, o, m in zip(decisions, obs_text, menus)]
+
 def rollout(oenv: OptionEnv, policy: MenuPolicy, seeds: Sequence[int], obs: str = "auto",
             greedy: bool = False, substitute: dict[str, str] | None = None, sub_seed: int = 0,
             shaping: dict | None = None) -> list[Episode]:
@@ -120,10 +129,7 @@ def rollout(oenv: OptionEnv, policy: MenuPolicy, seeds: Sequence[int], obs: str 
         pending = oenv.pending
         if not pending: break
         llm = [d for d in pending if d.name not in substitute]
-        obs_text = [d.obs if obs == "text" else compact_obs(oenv.library, oenv.envs[d.env], d.agent) for d in llm]
-        menus = [d.labels if obs == "text" else [short_refs(m) for m in d.labels] for d in llm]
-        reqs = [Request(d.name, o, m, key=d.key) for d, o, m in zip(llm, obs_text, menus)]
-        got = dict(zip([d.key for d in llm], policy.decide(reqs, greedy=greedy)))
+        got = dict(zip([d.key for d in llm], policy.decide(decision_requests(oenv, llm, obs), greedy=greedy)))
         out = []
         for d in pending:
             if d.key in got: out.append(got[d.key]); continue

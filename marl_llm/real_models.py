@@ -110,7 +110,7 @@ def gguf_header(path: str | Path, # a GGUF file
             why = "its header ends early" if isinstance(e, EOFError) else f"{type(e).__name__}: {e}"
             raise BackboneError(f"GGUF file {str(path)!r} is truncated or damaged ({why})") from None
         align = int(kv.get("general.alignment") or 32)
-        need = -(-f.tell() // align) * align + end
+        need = -(-f.tell() // align) * align + end if n_tensors else f.tell()   # tensor data starts aligned
     have = path.stat().st_size
     if have < need:
         raise BackboneError(f"GGUF file {str(path)!r} is truncated: its header declares {need:,} bytes, the file has {have:,}")

