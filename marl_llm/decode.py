@@ -7,6 +7,7 @@ Docs: https://marl-llm.github.io/marl_llm/decode.html.md"""
 # %% ../nbs/01b_decode.ipynb #1816611a
 from __future__ import annotations
 import functools
+import logging
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -53,9 +54,23 @@ def fast_decode_blocker(model, options: dict) -> str | None:
     if sample and top_p not in (None, 1.0): return f"top_p={top_p}"
     return None
 
+_log = logging.getLogger("marl_llm.decode")   # where `model_blocker` says which paths a model takes instead, and why
+_told: set = set()                            # the reasons it has logged in this process
+
 def model_blocker(model) -> str | None:
     """Why `model` is not a full-attention, SiLU-gated Qwen2/Llama whose LoRA layers the toolkit can apply itself
-    (the fast decoder, the shared-prompt scoring forward, the grouped-rows training forward); None if it is."""
+    (the fast decoder, the shared-prompt scoring forward, the grouped-rows training forward); None if it is. Every
+    caller then takes transformers' and PEFT's own forwards, and the first time in a process that a reason comes
+    up, one warning on the `marl_llm.decode` logger says so."""
+    why = _model_reason(model)
+    if why and why not in _told:
+        _told.add(why)
+        _log.warning(f"marl_llm fast paths off ({why}): transformers' generate and PEFT's forward run instead of the "
+                     "fast decoder and the grouped-rows and shared-prompt forwards")
+    return why
+
+def _model_reason(model) -> str | None:
+    "`model_blocker`'s reason, not logged."
     cfg = causal_lm(model).config
     if cfg.model_type not in FAST_ARCHS: return f"architecture {cfg.model_type!r}"
     if any(t != "full_attention" for t in (getattr(cfg, "layer_types", None) or [])): return "sliding-window layers"
