@@ -29,8 +29,8 @@ from .real_models import REAL_BACKBONES, BackboneError, gguf_folder, wheel_gguf
 __all__ = ['SPECIAL_TOKENS', 'WORD_START', 'CHARS', 'WORDS', 'PIECES_FILE', 'TINY_CHAT_TEMPLATE', 'TINY_CONFIG', 'SMALL_CONFIG',
            'BUILTIN_BACKBONES', 'PROMPT_FORMATS', 'domain_pieces', 'tiny_vocab', 'tiny_normalizer',
            'tiny_pre_tokenizer', 'build_tiny_tokenizer', 'default_cache_dir', 'builtin_cache_key', 'build_builtin',
-           'Backbone', 'resolve_prompt_format', 'load_backbone', 'position_ids_from_mask', 'last_token_index',
-           'pad_rows']
+           'Backbone', 'check_prompt_format', 'resolve_prompt_format', 'load_backbone', 'position_ids_from_mask',
+           'last_token_index', 'pad_rows']
 
 # %% ../nbs/01a_base_model.ipynb #e01ce0cf
 SPECIAL_TOKENS = {"pad": "<pad>", "bos": "<s>", "eos": "</s>", "unk": "<unk>"}
@@ -207,12 +207,18 @@ def _torch_dtype(dtype):
 PROMPT_FORMATS = ("auto", "chat", "raw")
 "Valid `prompt_format` values: 'auto' (chat when the tokenizer has its own chat template, raw for `tiny`), 'chat', 'raw'."
 
+def check_prompt_format(fmt: str, # a `prompt_format` value to check
+                       ) -> str:
+    "`fmt` if it is one of `PROMPT_FORMATS`, else a one-line `ValueError` listing them (config, CLI and loader all use this)."
+    if fmt not in PROMPT_FORMATS: raise ValueError(f"prompt_format {fmt!r}; valid: {', '.join(PROMPT_FORMATS)}")
+    return fmt
+
 def resolve_prompt_format(fmt: str,     # 'auto', 'chat' or 'raw'
                           tokenizer,    # the backbone's tokenizer
                           name: str = "", # the backbone's name, for the error message
                          ) -> str:
     "The prompt format a backbone uses: 'chat' or 'raw' (`auto` resolved from the tokenizer's chat template)."
-    if fmt not in PROMPT_FORMATS: raise ValueError(f"prompt_format {fmt!r}; valid: {list(PROMPT_FORMATS)}")
+    check_prompt_format(fmt)
     template = getattr(tokenizer, "chat_template", None)
     if fmt == "chat" and not template:
         raise ValueError(f"prompt_format 'chat': the tokenizer of backbone {name!r} has no chat template; use 'raw'")

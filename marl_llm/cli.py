@@ -31,9 +31,8 @@ def demo(argv: list[str] | None = None) -> int:
         if a.layout is not None and a.layout not in spec.layouts():
             raise ConfigError(f"unknown layout {a.layout!r} for game {a.game!r}; valid layouts: {spec.layouts()}")
         check_device(a.device); check_backbone(a.backbone)
-        from marl_llm.base_model import PROMPT_FORMATS
-        if a.prompt_format not in PROMPT_FORMATS:
-            raise ConfigError(f"prompt format {a.prompt_format!r}; valid: {', '.join(PROMPT_FORMATS)}")
+        from marl_llm.base_model import check_prompt_format
+        check_prompt_format(a.prompt_format)
     except ValueError as e:
         print(f"marl-llm demo: error: {e}", file=sys.stderr); return 2
     from marl_llm.core import seed_everything

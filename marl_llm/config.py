@@ -118,9 +118,9 @@ def validate(self: RunConfig) -> RunConfig:
     if self.loss_level not in ("token", "sequence"): raise ConfigError(f"loss_level {self.loss_level!r}; valid: 'token', 'sequence'")
     check_device(self.device)
     check_dtype(self.dtype, self.device)
-    from marl_llm.base_model import PROMPT_FORMATS
-    if self.prompt_format not in PROMPT_FORMATS:
-        raise ConfigError(f"prompt_format {self.prompt_format!r}; valid: {', '.join(PROMPT_FORMATS)}")
+    from marl_llm.base_model import check_prompt_format
+    try: check_prompt_format(self.prompt_format)
+    except ValueError as e: raise ConfigError(str(e)) from None
     check_backbone(self.backbone)
     self.check()
     return self

@@ -362,7 +362,7 @@ class LLMALSO(PAMAGRPO):
         self.shaping, self.adopted_at, self.t, self.compute = c.initial_shaping(), 0, 0, 0
         self.validations, self.adoptions = [], [{"t": 0, "shaping": self.shaping.to_dict()}]
         self.val_env = OptionEnv(c.game, c.layout, n_envs=c.val_envs, horizon=c.horizon, menu_filter=self.filter,
-                                 text_obs=c.obs != "compact", keep_start_state=False)
+                                 text_obs=self.obs == "text", keep_start_state=False)
         llm = self.adapters                                              # the run's base with adapters off (BASE) ...
         if "llm" in (c.critic, c.generator) and c.llm_backbone is not None:  # ... or a backbone of its own
             from marl_llm.backbone import load_backbone, AgentAdapters
@@ -379,7 +379,7 @@ class LLMALSO(PAMAGRPO):
 
     def rollout(self, step):
         self._fb0 = self.oenv.stats["empty_menu_fallbacks"]
-        return play_options(self.oenv, self.policy, self.train_seeds(step), obs=self.cfg.obs, shaping=self.current_shaping())
+        return play_options(self.oenv, self.policy, self.train_seeds(step), obs=self.obs, shaping=self.current_shaping())
 
     def advance(self) -> dict:
         "One update on the main line (or a branch): the next rollout seeds, rollout -> credit -> update."
@@ -437,7 +437,7 @@ def sparse_eval(self: LLMALSO, step: int) -> list[Episode]:
     c, g = self.cfg, self.policy.generator
     saved = g.get_state(); g.manual_seed(c.eval_seed + 7_000_003 + step)
     eps = play_options(self.val_env, self.policy, [c.eval_seed + 500_000 + step * c.val_envs + k for k in range(c.val_envs)],
-                       obs=c.obs)
+                       obs=self.obs)
     g.set_state(saved)
     return eps
 

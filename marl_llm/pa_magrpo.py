@@ -18,7 +18,7 @@ from .config import RunConfig, ConfigError, arg
 from .options import game_spec, make_game
 from .option_env import OptionEnv
 from .policy import MenuPolicy
-from .option_rollout import OBS_FORMS, RULES, SHAPING, guard_filter
+from .option_rollout import OBS_FORMS, RULES, SHAPING, guard_filter, obs_form
 from .option_rollout import rollout as play_options
 from .credit import magrpo_credit, pa_magrpo_credit
 from .update import per_agent_update, menu_logprob_fn
@@ -86,9 +86,10 @@ class PAMAGRPO(Method):
         self.build_adapters(cfg.backbone, self.agents)
         self.policy = MenuPolicy(self.adapters, rules=RULES.get(cfg.game, "") if cfg.rules else "",
                                  temperature=cfg.temperature, seed=cfg.seed * 7919 + ctx.rank)
+        self.obs = obs_form(cfg.obs, self.policy)          # 'auto' resolved once: text for chat models, compact for tiny
         self.filter = guard_filter(cfg.guards, cfg.game, cfg.layout)
         env = lambda n: OptionEnv(cfg.game, cfg.layout, n_envs=n, horizon=cfg.horizon, menu_filter=self.filter,
-                                  text_obs=cfg.obs != "compact", keep_start_state=False)
+                                  text_obs=self.obs == "text", keep_start_state=False)
         self.per_rank = math.ceil(cfg.envs / ctx.world)
         self.oenv, self.eval_env = env(self.per_rank * cfg.group), env(cfg.eval_envs)
 
@@ -104,7 +105,7 @@ class PAMAGRPO(Method):
 @patch
 def rollout(self: PAMAGRPO, step: int) -> list[Episode]:
     self._fb0 = self.oenv.stats["empty_menu_fallbacks"]
-    return play_options(self.oenv, self.policy, self.train_seeds(step), obs=self.cfg.obs, shaping=SHAPING.get(self.cfg.shaping))
+    return play_options(self.oenv, self.policy, self.train_seeds(step), obs=self.obs, shaping=SHAPING.get(self.cfg.shaping))
 
 @patch
 def credit(self: PAMAGRPO, episodes: list[Episode]) -> tuple[list[Turn], dict]:
@@ -134,7 +135,7 @@ def evaluate(self: PAMAGRPO, step: int, record: int = 0) -> dict:
     g, c = self.policy.generator, self.cfg
     saved = g.get_state(); g.manual_seed(c.eval_seed + step)
     self.eval_env.record, self.eval_env.episodes = record > 0, []
-    eps = play_options(self.eval_env, self.policy, [c.eval_seed + k for k in range(c.eval_envs)], obs=c.obs)
+    eps = play_options(self.eval_env, self.policy, [c.eval_seed + k for k in range(c.eval_envs)], obs=self.obs)
     g.set_state(saved)
     team = [ep.meta["task_reward"] for ep in eps]
     return {"eval/team_reward": float(np.mean(team)), "eval/team_reward_std": float(np.std(team)),

@@ -115,8 +115,7 @@ class Method:
                       ) -> None:
         "The shared base, one adapter and one optimiser per agent: sets `self.bb`, `self.adapters`, `self.optimizers`."
         c = self.cfg
-        self.bb = (load_backbone(str(base), device=self.ctx.device, seed=c.seed, dtype=c.dtype, prompt_format=c.prompt_format)
-                   if isinstance(base, (str, os.PathLike)) else base)
+        self.bb = load_backbone(str(base), device=self.ctx.device, seed=c.seed, dtype=c.dtype) if isinstance(base, (str, os.PathLike)) else base
         self.bb.prompt_format = resolve_prompt_format(c.prompt_format, self.bb.tokenizer, self.bb.name)
         self.adapters = AgentAdapters(self.bb, list(names), r=c.lora_r, alpha=c.lora_alpha, seed=c.seed)
         self.adapters.decode_tokens = c.decode_tokens

@@ -106,7 +106,7 @@ class _Evaluator:
         if n not in self._envs:
             c = self.cfg
             self._envs[n] = OptionEnv(c.game, c.layout, n_envs=n, horizon=c.horizon, menu_filter=self.tr.filter,
-                                      text_obs=c.obs != "compact", keep_start_state=False)
+                                      text_obs=self.tr.obs == "text", keep_start_state=False)
         return self._envs[n]
 
     def close(self):
@@ -147,11 +147,11 @@ def audit_run(run_dir, episodes: int | None = None, checkpoints="all", ablate: s
         oenv = ev.env(episodes)
         for s in tqdm(steps, desc=f"audit {run_dir.name}", disable=not progress):
             ev.load(points[s])
-            eps = evaluate_policy(oenv, ev.tr.policy, seeds, cfg.obs, greedy, None, cfg.eval_seed)
+            eps = evaluate_policy(oenv, ev.tr.policy, seeds, ev.tr.obs, greedy, None, cfg.eval_seed)
             m = behaviour_metrics(eps, cfg.game, cfg.horizon, window)
             m.update(step=s, source="initial adapters" if points[s] is None else str(points[s].relative_to(run_dir)))
             if ablate == "all" or (ablate == "last" and s == steps[-1]):
-                m["ablation"] = partner_ablation(oenv, ev.tr.policy, seeds, cfg.obs, kinds, greedy, cfg.eval_seed,
+                m["ablation"] = partner_ablation(oenv, ev.tr.policy, seeds, ev.tr.obs, kinds, greedy, cfg.eval_seed,
                                                  base=m["team_reward"])
             rows.append(m)
     metrics = RunDir(run_dir, quiet=True).metrics()

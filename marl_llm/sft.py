@@ -46,8 +46,8 @@ def sft_warm_start(backbone: str,                         # 'tiny', an HF id or 
     seed_everything(seed)
     bb = load_backbone(backbone, device=device, seed=seed, prompt_format=prompt_format)
     fmt = bb.prompt_format                                              # the prompts exactly as the RL methods send them
-    ds = Dataset.from_list([{"prompt": p, "completion": completion_text(c, fmt)}
-                            for p, c in zip(format_prompts(bb, [p for p, _ in pairs]), [c for _, c in pairs])])
+    prompts = format_prompts(bb, [p for p, _ in pairs])
+    ds = Dataset.from_list([{"prompt": p, "completion": completion_text(c, fmt)} for p, (_, c) in zip(prompts, pairs)])
     work = out.parent / f".{out.name}.{uuid.uuid4().hex[:8]}"
     args = SFTConfig(output_dir=str(work / "trainer"), num_train_epochs=epochs, max_steps=max_steps, learning_rate=lr,
                      per_device_train_batch_size=batch, lr_scheduler_type=scheduler, warmup_steps=warmup_steps,
