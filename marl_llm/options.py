@@ -15,8 +15,8 @@ from .grid import ACTIONS, STAY, INTERACT, add
 from .option_core import Cell, Spot, WAIT, REASONS, Ref, Option, Outcome, OptionRun, OptionLibrary
 
 # %% auto #0
-__all__ = ['GAMES', 'LIBRARIES', 'OvercookedOptions', 'HarvestOptions', 'CleanupOptions', 'GameSpec', 'register_game',
-           'game_spec', 'make_game', 'option_library']
+__all__ = ['GAMES', 'LIBRARIES', 'OvercookedOptions', 'scripted_option', 'HarvestOptions', 'CleanupOptions', 'GameSpec',
+           'register_game', 'game_spec', 'make_game', 'option_library']
 
 # %% ../nbs/05_options.ipynb #661460cc
 class OvercookedOptions(OptionLibrary):
@@ -110,6 +110,20 @@ class OvercookedOptions(OptionLibrary):
 
 def _pot_features(pot) -> dict:
     return {"n": len(pot.ingredients), "idle": pot.idle, "cooking": pot.cooking, "ready": pot.ready}
+
+# %% ../nbs/05_options.ipynb #cb5fbe60
+def scripted_option(env,            # an Overcooked env
+                    i: int,         # the deciding agent's index
+                    lib,            # the game's `OvercookedOptions` library
+                   ) -> Option:
+    "The two-role scripted team over options: agent 0 keeps pot 0 full and starts it, every other agent serves it."
+    held, p = env.held[i], lib._layout(env)["pots"][0]
+    pot, P = env.pots[p], Ref("pot", p)
+    if held == "soup": return Option("deliver")
+    if held == "dish": return Option("pickup_soup", (P,)) if not pot.idle else WAIT
+    if held == "onion": return Option("put", ("onion", P)) if pot.idle and len(pot.ingredients) < 3 else WAIT
+    if i == 0: return Option("start_cook", (P,)) if pot.idle and len(pot.ingredients) == 3 else Option("fetch", ("onion",))
+    return Option("fetch", ("dish",)) if not pot.idle or len(pot.ingredients) >= 2 else WAIT
 
 # %% ../nbs/05_options.ipynb #cd6ff16f
 class _AppleOptions(OptionLibrary):
