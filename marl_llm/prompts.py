@@ -43,7 +43,15 @@ def format_prompt(tokenizer,        # the backbone's tokenizer (its chat templat
     "The text the model reads: the raw text, or the chat template applied with the assistant's turn opened."
     if fmt == "raw": return str(prompt)
     if fmt != "chat": raise ValueError(f"prompt format {fmt!r}; valid: 'chat', 'raw' (resolve 'auto' with resolve_prompt_format)")
-    return tokenizer.apply_chat_template(as_prompt(prompt).messages(), tokenize=False, add_generation_prompt=True)
+    text = tokenizer.apply_chat_template(as_prompt(prompt).messages(), tokenize=False, add_generation_prompt=True)
+    return _one_bos(tokenizer, text)
+
+def _one_bos(tokenizer, text: str) -> str:
+    "`text` without its leading BOS when the tokenizer adds one itself (Llama-3 style templates), so ids start with one."
+    bos = tokenizer.bos_token
+    if not bos or not text.startswith(bos): return text
+    ids = tokenizer("x")["input_ids"]
+    return text[len(bos):] if ids and ids[0] == tokenizer.bos_token_id else text
 
 def format_prompts(backbone,                # a `Backbone`: its tokenizer and `prompt_format`
                    prompts: Sequence[str],  # `Prompt`s or plain texts
