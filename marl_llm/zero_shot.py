@@ -31,7 +31,7 @@ from .guards import synthesize
 # %% auto #0
 __all__ = ['FULL_SETTINGS', 'floor_ceiling', 'CountingFilter', 'make_guards', 'llm_option_rewards', 'llm_primitive_rewards',
            'strategic_eval', 'text_accuracy', 'recorded', 'strategic_states', 'parse_rates', 'also_rates', 'measure',
-           'merge_results', 'summary_rows', 'reward_figure', 'parse_figure']
+           'merge_results', 'summary_rows', 'reward_figure', 'parse_figure', 'choice_figure']
 
 # %% ../nbs/31_real_backbone.ipynb #64bfbec9
 def _menu_index(d, opt: Option) -> int:
@@ -290,6 +290,8 @@ def measure(name: str, json_path=None, gsm8k_tasks=(), layouts=("cramped_room",)
               primitive_episodes=primitive_episodes, primitive_horizon=primitive_horizon, guard_episodes=guard_episodes,
               strat_games=strat_games, chain_tokens=chain_tokens, gsm8k_n=len(gsm8k_tasks), arith_n=arith_n, parse_n=parse_n,
               text_tokens=text_tokens, arith_tokens=arith_tokens, json_tokens=json_tokens, seed=seed, overcooked_sampling="temperature 1 (not greedy)")
+    for part, keys in (("text", ("gsm8k_n", "arith_n")), ("strategic", ("strat_games",)), ("parse", ("parse_n",))):
+        if part not in parts: [st.pop(k) for k in keys]        # a part's settings come from the run that measured it
     r = res["backbones"].setdefault(name, {"params": bb.num_parameters, "prompt_format": bb.prompt_format, "settings": st})
     r["settings"]["layouts"] = sorted(set(r["settings"].get("layouts", [])) | set(layouts))
     for lay in layouts:
@@ -329,7 +331,9 @@ def summary_rows(res: dict) -> list[dict]:
     for lay, fl in res["floors"].items():
         for arm in ("primitive", "options", "guarded"):
             rows.append({"measure": f"{lay}: team reward, LLM {arm}", **{b: m(res["backbones"][b].get("overcooked", {}).get(lay, {}).get(arm)) for b in bbs}})
-        rows.append({"measure": f"{lay}: share of decisions guards cut", **{b: res["backbones"][b].get("overcooked", {}).get(lay, {}).get("guarded", {}).get("guard_cut_share") for b in bbs}})
+        g = lambda b: res["backbones"][b].get("overcooked", {}).get(lay, {}).get("guarded", {})
+        rows.append({"measure": f"{lay}: share of decisions guards cut", **{b: g(b).get("guard_cut_share") for b in bbs}})
+        rows.append({"measure": f"{lay}: menu entries guards remove per decision", **{b: g(b)["guard_removed"] / max(g(b)["guard_menus"], 1) if g(b) else None for b in bbs}})
         for arm in ("random_options", "scripted"): rows.append({"measure": f"{lay}: team reward, {arm} (no LLM)", **{b: m(fl[arm]) for b in bbs}})
         fl2 = res.get("floors_long", {}).get(lay)
         for arm in ("random_options", "scripted") if fl2 else ():
@@ -353,7 +357,8 @@ def reward_figure(res: dict) -> go.Figure:
             for a in ("primitive", "options", "guarded")] + [(a, lambda l, a=a: res["floors"][l][a]) for a in ("random_options", "scripted")]
     for name, get in arms:
         v = [get(l) for l in lays]
-        fig.add_bar(name=name, x=lays, y=[np.mean(x["rewards"]) if x else None for x in v],
+        y = [float(np.mean(x["rewards"])) if x else None for x in v]
+        fig.add_bar(name=name, x=lays, y=y, text=[f"{t:g}" if t is not None else "" for t in y], textposition="outside",
                     error_y=dict(type="data", array=[np.std(x["rewards"]) if x else 0 for x in v]))
     return fig.update_layout(barmode="group", title="Team reward per arm (mean ± std over held-out episodes; episode counts in the table)",
                              yaxis_title="team reward", height=420)
@@ -365,3 +370,18 @@ def parse_figure(res: dict) -> go.Figure:
         p = r.get("parse", {})
         fig.add_bar(name=b, x=list(p), y=[v["accepted"] for v in p.values()], text=[f"{v['accepted']:.2f}" for v in p.values()])
     return fig.update_layout(barmode="group", title="Parser acceptance of frozen completions (greedy)", yaxis_range=[0, 1.05], height=380)
+
+def choice_figure(res: dict) -> go.Figure:
+    "What each frozen backbone chooses: shares of option kinds (options, guarded) and of primitive actions, per layout."
+    from plotly.subplots import make_subplots
+    from plotly.colors import qualitative
+    fig = make_subplots(1, 2, subplot_titles=("options chosen (share of decisions)", "primitive actions (share)"), horizontal_spacing=0.3)
+    for col, (arms, key, pal) in enumerate(((("options", "guarded"), "options", qualitative.Plotly),
+                                            (("primitive",), "actions", qualitative.Dark2)), 1):
+        rows = [(f"{b} · {a} · {l}", x[key]) for b, r in res["backbones"].items() for l, oc in r.get("overcooked", {}).items()
+                for a in arms if (x := oc.get(a))]
+        kinds = sorted({k for _, c in rows for k in c})
+        for j, k in enumerate(kinds):
+            fig.add_bar(name=k, marker_color=pal[j % len(pal)], y=[n for n, _ in rows], x=[c.get(k, 0) / max(sum(c.values()), 1) for _, c in rows],
+                        orientation="h", row=1, col=col, legendgroup=key, legendgrouptitle_text=key if k == kinds[0] else None)
+    return fig.update_layout(barmode="stack", height=520, title="Frozen choices (sampled at temperature 1)", legend_groupclick="toggleitem")
