@@ -6,6 +6,7 @@ Docs: https://marl-llm.github.io/marl_llm/prompts.html.md"""
 
 # %% ../nbs/01c_prompts.ipynb #c3a46a69
 from __future__ import annotations
+from functools import lru_cache
 from typing import Sequence
 
 # %% auto #0
@@ -49,9 +50,13 @@ def format_prompt(tokenizer,        # the backbone's tokenizer (its chat templat
 def _one_bos(tokenizer, text: str) -> str:
     "`text` without its leading BOS when the tokenizer adds one itself (Llama-3 style templates), so ids start with one."
     bos = tokenizer.bos_token
-    if not bos or not text.startswith(bos): return text
+    return text[len(bos):] if bos and text.startswith(bos) and _adds_bos(tokenizer) else text
+
+@lru_cache(maxsize=None)
+def _adds_bos(tokenizer) -> bool:
+    "Whether encoding text puts the BOS token first (checked once per tokenizer)."
     ids = tokenizer("x")["input_ids"]
-    return text[len(bos):] if ids and ids[0] == tokenizer.bos_token_id else text
+    return bool(ids) and ids[0] == tokenizer.bos_token_id
 
 def format_prompts(backbone,                # a `Backbone`: its tokenizer and `prompt_format`
                    prompts: Sequence[str],  # `Prompt`s or plain texts

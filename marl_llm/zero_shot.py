@@ -93,9 +93,6 @@ def llm_option_rewards(adapters,                # `AgentAdapters` (fresh: the fr
     return out
 
 # %% ../nbs/31_real_backbone.ipynb #928d6fc1
-def _team(env, rew) -> float:
-    return float(np.mean(list(rew.values())) if getattr(env, "shared_reward", False) else sum(rew.values()))
-
 def llm_primitive_rewards(adapters,          # `AgentAdapters` (fresh: the frozen base)
                           layout: str, seeds: Sequence[int], horizon: int,
                           greedy: bool = False, seed: int = 0) -> dict:
@@ -103,7 +100,7 @@ def llm_primitive_rewards(adapters,          # `AgentAdapters` (fresh: the froze
     pol = MenuPolicy(adapters, rules=RULES["overcooked"], seed=seed)
     envs = [make_game("overcooked", layout, horizon=horizon) for _ in seeds]
     for e, s in zip(envs, seeds): e.reset(seed=int(s))
-    tot, picks = np.zeros(len(envs)), Counter()
+    picks = Counter()
     while any(e.agents for e in envs):
         live = [b for b, e in enumerate(envs) if e.agents]
         reqs = [r for b in live for r in primitive_requests(envs[b], key=b)]
@@ -111,8 +108,8 @@ def llm_primitive_rewards(adapters,          # `AgentAdapters` (fresh: the froze
         for r, d in zip(reqs, pol.decide(reqs, greedy=greedy)):
             acts.setdefault(r.key[0], {})[r.agent] = d.choice; picks[r.menu[d.choice]] += 1
         for b in live:
-            _, rew, *_ = envs[b].step(acts[b]); tot[b] += _team(envs[b], rew)
-    return {"rewards": tot.tolist(), "decisions": sum(picks.values()), "actions": dict(picks)}
+            envs[b].step(acts[b])
+    return {"rewards": [float(e.score) for e in envs], "decisions": sum(picks.values()), "actions": dict(picks)}
 
 # %% ../nbs/31_real_backbone.ipynb #eba3d1da
 def strategic_eval(adapters,                 # `AgentAdapters` with `agent_0`, `agent_1` (the frozen base)
@@ -141,18 +138,18 @@ def strategic_eval(adapters,                 # `AgentAdapters` with `agent_0`, `
     return out
 
 # %% ../nbs/31_real_backbone.ipynb #9e2d803a
+def _gen(adapters, prompts, max_new_tokens, agent="agent_0") -> list[str]:
+    "Greedy completions of `prompts` by `agent`, one batched `sample_texts` call."
+    from marl_llm.text_rl import sample_texts
+    return [s.text for s in sample_texts(adapters, [agent] * len(prompts), list(prompts), max_new_tokens, greedy=True, score=False)]
+
 def text_accuracy(adapters,                  # `AgentAdapters` (the frozen base)
                   tasks,                     # `Task`s
                   max_new_tokens: int = 200, # new tokens per completion
                   batch: int = 16,           # completions per batched generate
                   agent: str = "agent_0") -> dict:
     "Greedy accuracy on `tasks`, the share of completions with a number in them, and examples of each kind."
-    from marl_llm.text_rl import sample_texts
-    texts = []
-    for k in range(0, len(tasks), batch):
-        chunk = tasks[k:k + batch]
-        texts += [s.text for s in sample_texts(adapters, [agent] * len(chunk), [t.prompt for t in chunk], max_new_tokens,
-                                               greedy=True, score=False)]
+    texts = [x for k in range(0, len(tasks), batch) for x in _gen(adapters, [t.prompt for t in tasks[k:k + batch]], max_new_tokens, agent)]
     ok = [t.verify(x) > 0 for t, x in zip(tasks, texts)]
     got = [t.extract(x) for t, x in zip(tasks, texts)]
     ex = lambda keep: [{"answer": t.answer, "got": g, "text": x[:300]} for t, x, g, o in zip(tasks, texts, got, ok) if keep(g, o)][:3]
@@ -175,10 +172,6 @@ def _rate(texts, accept) -> dict:
     ok = [bool(accept(t)) for t in texts]
     return {"n": len(texts), "accepted": float(np.mean(ok)) if ok else None,
             "failures": [t for t, o in zip(texts, ok) if not o][:3]}
-
-def _gen(adapters, prompts, max_new_tokens, agent="agent_0"):
-    from marl_llm.text_rl import sample_texts
-    return [s.text for s in sample_texts(adapters, [agent] * len(prompts), list(prompts), max_new_tokens, greedy=True, score=False)]
 
 def strategic_states(n: int, seed: int = 0) -> list:
     "`n` (env, seat) decision points from random play of Kuhn Poker and Tic-Tac-Toe (alternating)."
