@@ -81,14 +81,15 @@ def llm_option_rewards(adapters,                # `AgentAdapters` (fresh: the fr
                        guards: str | None = None, # a guard file (None: the unfiltered menu)
                        obs: str = "auto",          # the observation form (`option_rollout.obs_form`)
                        sampler_seed: int = 0, greedy: bool = False) -> dict:
-    "Team reward per seed of the frozen LLM over options (scoring mode), and how often the guards cut a menu."
+    "Team reward per seed of the frozen LLM over options (scoring mode), its events summed over episodes, and how often the guards cut a menu."
     filt = guard_filter(guards, "overcooked", layout)
     filt = CountingFilter(filt) if filt is not None else None
     oenv = OptionEnv("overcooked", layout, n_envs=len(seeds), horizon=horizon, menu_filter=filt)
     eps = evaluate_policy(oenv, MenuPolicy(adapters, rules=RULES["overcooked"]), seeds, obs, greedy, sampler_seed=sampler_seed)
     opts = Counter(t.info["option"].split("(")[0] for e in eps for t in e.all_turns())
     out = {"rewards": [float(e.meta["task_reward"]) for e in eps], "decisions": sum(opts.values()), "options": dict(opts),
-           "empty_menu_fallbacks": int(oenv.stats["empty_menu_fallbacks"])}
+           "empty_menu_fallbacks": int(oenv.stats["empty_menu_fallbacks"]),
+           "events": dict(Counter(ev["kind"] for e in eps for ev in e.events))}   # progress a zero reward hides
     if filt is not None: out.update(guard_cut_share=filt.share(), guard_removed=filt.removed, guard_menus=filt.calls)
     return out
 
@@ -96,7 +97,7 @@ def llm_option_rewards(adapters,                # `AgentAdapters` (fresh: the fr
 def llm_primitive_rewards(adapters,          # `AgentAdapters` (fresh: the frozen base)
                           layout: str, seeds: Sequence[int], horizon: int,
                           greedy: bool = False, seed: int = 0) -> dict:
-    "Team reward per seed of the frozen LLM choosing a primitive action every step (every env batched), and its actions."
+    "Team reward per seed of the frozen LLM choosing a primitive action every step (every env batched), its actions, and its events summed over episodes."
     pol = MenuPolicy(adapters, rules=RULES["overcooked"], seed=seed)
     envs = [make_game("overcooked", layout, horizon=horizon) for _ in seeds]
     for e, s in zip(envs, seeds): e.reset(seed=int(s))
@@ -109,7 +110,8 @@ def llm_primitive_rewards(adapters,          # `AgentAdapters` (fresh: the froze
             acts.setdefault(r.key[0], {})[r.agent] = d.choice; picks[r.menu[d.choice]] += 1
         for b in live:
             envs[b].step(acts[b])
-    return {"rewards": [float(e.score) for e in envs], "decisions": sum(picks.values()), "actions": dict(picks)}
+    return {"rewards": [float(e.score) for e in envs], "decisions": sum(picks.values()), "actions": dict(picks),
+            "events": dict(Counter(ev["kind"] for e in envs for ev in e.event_log))}   # progress a zero reward hides
 
 # %% ../nbs/31_real_backbone.ipynb #eba3d1da
 def strategic_eval(adapters,                 # `AgentAdapters` with `agent_0`, `agent_1` (the frozen base)
