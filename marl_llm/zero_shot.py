@@ -29,9 +29,9 @@ from .burnin import burn_in
 from .guards import synthesize
 
 # %% auto #0
-__all__ = ['FULL_SETTINGS', 'floor_ceiling', 'CountingFilter', 'make_guards', 'llm_option_rewards', 'llm_primitive_rewards',
-           'strategic_eval', 'text_accuracy', 'recorded', 'strategic_states', 'parse_rates', 'also_rates', 'measure',
-           'merge_results', 'summary_rows', 'reward_figure', 'parse_figure', 'choice_figure']
+__all__ = ['FULL_SETTINGS', 'PROGRESS_EVENTS', 'floor_ceiling', 'CountingFilter', 'make_guards', 'llm_option_rewards',
+           'llm_primitive_rewards', 'strategic_eval', 'text_accuracy', 'recorded', 'strategic_states', 'parse_rates',
+           'also_rates', 'measure', 'merge_results', 'summary_rows', 'reward_figure', 'parse_figure', 'choice_figure']
 
 # %% ../nbs/31_real_backbone.ipynb #64bfbec9
 def _menu_index(d, opt: Option) -> int:
@@ -43,7 +43,7 @@ def floor_ceiling(layout: str,             # the Overcooked layout
                   horizon: int,            # primitive steps per episode
                   seed: int = 0,           # the random policy's seed
                  ) -> dict:
-    "Team reward per seed of the random-option policy (floor) and the scripted option team (ceiling)."
+    "Team reward per seed, and events summed over episodes, of the random-option policy (floor) and the scripted option team (ceiling)."
     out = {}
     for arm in ("random_options", "scripted"):
         oenv = OptionEnv("overcooked", layout, n_envs=len(seeds), horizon=horizon, text_obs=False)
@@ -53,7 +53,8 @@ def floor_ceiling(layout: str,             # the Overcooked layout
             ch = (rnd(oenv.pending)[0] if arm == "random_options" else
                   [_menu_index(d, scripted_option(oenv.envs[d.env], d.agent, oenv.library)) for d in oenv.pending])
             oenv.step(ch)
-        out[arm] = {"rewards": [team_total(oenv, b) for b in range(len(seeds))]}
+        out[arm] = {"rewards": [team_total(oenv, b) for b in range(len(seeds))],
+                    "events": dict(Counter(ev["kind"] for e in oenv.envs for ev in e.event_log))}
     return out
 
 # %% ../nbs/31_real_backbone.ipynb #0c71f63f
@@ -317,6 +318,9 @@ def merge_results(*parts: dict) -> dict:
     return out
 
 # %% ../nbs/31_real_backbone.ipynb #13e49b7d
+PROGRESS_EVENTS = ("onion_picked", "onion_potted", "cook_started", "soup_delivered")
+"The Overcooked events the table counts per episode: the steps towards a soup."
+
 def summary_rows(res: dict) -> list[dict]:
     "One row per measurement, one column per backbone (means; reward arms per layout)."
     bbs, rows = list(res["backbones"]), []
@@ -330,6 +334,12 @@ def summary_rows(res: dict) -> list[dict]:
         rows.append({"measure": f"{lay}: share of decisions guards cut", **{b: g(b).get("guard_cut_share") for b in bbs}})
         rows.append({"measure": f"{lay}: menu entries guards remove per decision", **{b: g(b)["guard_removed"] / max(g(b)["guard_menus"], 1) if g(b) else None for b in bbs}})
         for arm in ("random_options", "scripted"): rows.append({"measure": f"{lay}: team reward, {arm} (no LLM)", **{b: m(fl[arm]) for b in bbs}})
+        for ev in PROGRESS_EVENTS:                         # partial progress behind a zero reward (None: not recorded)
+            per_ep = lambda x: x["events"].get(ev, 0) / len(x["rewards"]) if x and "events" in x else None
+            for arm in ("primitive", "options", "guarded"):
+                rows.append({"measure": f"{lay}: {ev} per episode, LLM {arm}", **{b: per_ep(res["backbones"][b].get("overcooked", {}).get(lay, {}).get(arm)) for b in bbs}})
+            for arm in ("random_options", "scripted"):
+                rows.append({"measure": f"{lay}: {ev} per episode, {arm} (no LLM)", **{b: per_ep(fl[arm]) for b in bbs}})
         fl2 = res.get("floors_long", {}).get(lay)
         for arm in ("random_options", "scripted") if fl2 else ():
             rows.append({"measure": f"{lay}: team reward, {arm} (no LLM), horizon {fl2['horizon']}", **{b: m(fl2[arm]) for b in bbs}})
