@@ -1,4 +1,4 @@
-"""Benchmark the one-base / many-adapters design of `marl_llm.backbone`.
+"""Benchmark the one-base / many-adapters design of `marl_llm.models.adapters`.
 
 1. Speed: decisions/s when K agents x B rows are scored (next-token log-probs of a prompt) in ONE
    mixed-adapter forward pass (`AgentAdapters.next_token_logprobs` with `adapter_names=`) versus
@@ -72,7 +72,8 @@ def time_pair(f, g, repeats: int, warmup: int = 2) -> tuple[float, float]:
 
 
 def bench_speed(args) -> list[dict]:
-    from marl_llm.backbone import AgentAdapters, load_backbone, position_ids_from_mask
+    from marl_llm.models.adapters import AgentAdapters
+    from marl_llm.models.base import load_backbone, position_ids_from_mask
     out = []
     for k in args.agents:
         bb = load_backbone(args.backbone, device=args.device, dtype=args.dtype)
@@ -114,7 +115,8 @@ def _warm_up_code_paths() -> None:
     in the baseline RSS and not counted as model memory (its weights are a few KiB)."""
     import tempfile
     from transformers import Qwen2Config, Qwen2ForCausalLM
-    from marl_llm.backbone import AgentAdapters, build_tiny_tokenizer, load_backbone, tiny_vocab
+    from marl_llm.models.adapters import AgentAdapters
+    from marl_llm.models.base import build_tiny_tokenizer, load_backbone, tiny_vocab
     with tempfile.TemporaryDirectory() as d:
         cfg = Qwen2Config(vocab_size=len(tiny_vocab()), hidden_size=8, intermediate_size=8, num_hidden_layers=1,
                           num_attention_heads=2, num_key_value_heads=1, tie_word_embeddings=True)
@@ -135,7 +137,8 @@ def mem_child(mode: str, k: int, args) -> dict:
     Reported twice: after loading with every weight touched (`load_backbone` may memory-map the
     checkpoint, so untouched pages are not resident yet), and after each agent has scored `rows`
     prompts (one mixed forward for adapters, one forward per copy)."""
-    from marl_llm.backbone import AgentAdapters, load_backbone
+    from marl_llm.models.adapters import AgentAdapters
+    from marl_llm.models.base import load_backbone
     _warm_up_code_paths()
     r0 = rss_mb()
     if mode == "adapters":
@@ -166,7 +169,7 @@ def mem_child(mode: str, k: int, args) -> dict:
 
 
 def bench_memory(args) -> list[dict]:
-    from marl_llm.backbone import load_backbone
+    from marl_llm.models.base import load_backbone
     load_backbone(args.backbone, dtype=args.dtype)  # build the cache here, not inside the measured children
     res = []
     for k in args.mem_agents:

@@ -6,7 +6,7 @@ Prints a table (game, layout, our steps/s, reference steps/s, ratio) and writes
 benchmarks/results/games.json. Each game is one function in `GAMES` returning its rows, so a game is
 added by writing one function and one entry.
 
-Overcooked: ours is `marl_llm.overcooked.OvercookedEnv.step` through the full PettingZoo API
+Overcooked: ours is `marl_llm.games.overcooked.OvercookedEnv.step` through the full PettingZoo API
 (dict of actions in; observations, rewards, flags, infos out), the reference is overcooked-ai 1.1.0's
 `OvercookedEnv.step` (the engine people train on), both on the same pre-drawn uniform random joint
 actions with `horizon=400` and a reset at every episode end. The reference lives in another venv, so
@@ -84,7 +84,7 @@ def _overcooked_reference(layouts, steps, repeats):
 
 def overcooked_rows(steps: int, repeats: int) -> tuple[list[dict], list[str]]:
     "Rows for Overcooked: our env through the PettingZoo API vs overcooked-ai's OvercookedEnv, timed in turns."
-    from marl_llm.overcooked import OvercookedEnv
+    from marl_llm.games.overcooked import OvercookedEnv
     runs = {}
     for name in OVERCOOKED_LAYOUTS:
         env = OvercookedEnv(name, horizon=400, seed=0)
@@ -109,7 +109,7 @@ def overcooked_rows(steps: int, repeats: int) -> tuple[list[dict], list[str]]:
 
 def commons_rows(steps: int, repeats: int) -> tuple[list[dict], list[str]]:
     "Rows for Cleanup and Commons Harvest (no reference engine: Melting Pot is not pip-installable here)."
-    from marl_llm.commons import benchmark_rows
+    from marl_llm.games.commons import benchmark_rows
     best = {}
     for _ in range(repeats):
         for r in benchmark_rows(seconds=max(0.5, steps / 100_000), layouts=("small", "default")):
@@ -127,7 +127,7 @@ OPTION_CASES = [("overcooked", "cramped_room"), ("overcooked", "asymmetric_advan
 
 def option_rows(seconds: float, n_envs: int = 8) -> list[dict]:
     "Option decisions/s under a uniformly random option policy, over `n_envs` envs of `OptionEnv`."
-    from marl_llm.option_env import option_decisions_per_s
+    from marl_llm.options.env import option_decisions_per_s
     return [option_decisions_per_s(g, l, n_envs=n_envs, seconds=seconds) for g, l in OPTION_CASES]
 
 

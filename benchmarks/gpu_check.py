@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def mixed_equals_alone(bb, agents: int = 4) -> dict:
     "Logits of a batch whose rows use different adapters vs each agent's rows alone (non-zero LoRA weights)."
     import torch
-    from marl_llm.backbone import AgentAdapters
+    from marl_llm.models.adapters import AgentAdapters
     names = [f"agent_{i}" for i in range(agents)]
     ad = AgentAdapters(bb, names, seed=0)
     g = torch.Generator().manual_seed(0)
@@ -50,14 +50,14 @@ def mixed_equals_alone(bb, agents: int = 4) -> dict:
 
 def three_updates(method: str, backbone: str, device: str, dtype: str, out: Path, quick: bool) -> dict:
     "3 updates of a method through `fit`; seconds per update and whether every metric is finite."
-    from marl_llm.pipeline import fit
+    from marl_llm.learn.pipeline import fit
     if method == "pa-magrpo":
-        from marl_llm.pa_magrpo import PAMAGRPO, PAMAGRPOConfig
+        from marl_llm.methods.pa_magrpo import PAMAGRPO, PAMAGRPOConfig
         m = PAMAGRPO(PAMAGRPOConfig(backbone=backbone, device=device, dtype=dtype, updates=3, envs=2 if quick else 8,
                                     group=2 if quick else 4, horizon=30 if quick else 80, eval_every=0, checkpoint_every=1000,
                                     record_episodes=0, rules=False))
     else:
-        from marl_llm.tracer import TRACER, TRACERConfig
+        from marl_llm.methods.tracer import TRACER, TRACERConfig
         m = TRACER(TRACERConfig(backbone=backbone, device=device, dtype=dtype, updates=3, tasks_per_update=2 if quick else 16,
                                 group=2 if quick else 4, rounds=3, eval_every=0, checkpoint_every=1000, sft_steps=0))
     t0 = time.perf_counter()
@@ -70,10 +70,10 @@ def three_updates(method: str, backbone: str, device: str, dtype: str, out: Path
 
 def decisions_per_s(bb, agents: int, envs: int, repeats: int, max_new_tokens: int = 6) -> dict:
     "Batched scoring vs per-agent generate-and-parse on the same Overcooked decision points (`agents` adapters, `envs` per agent)."
-    from marl_llm.backbone import AgentAdapters
-    from marl_llm.option_env import OptionEnv
-    from marl_llm.option_rollout import compact_obs, short_refs
-    from marl_llm.policy import MenuPolicy, Request
+    from marl_llm.models.adapters import AgentAdapters
+    from marl_llm.options.env import OptionEnv
+    from marl_llm.options.rollout import compact_obs, short_refs
+    from marl_llm.models.policy import MenuPolicy, Request
     names = [f"agent_{i}" for i in range(agents)]
     oenv = OptionEnv("overcooked", "cramped_room", n_envs=max(1, agents * envs // 2), seed=0)
     ds = oenv.reset()[:agents * envs]
@@ -107,8 +107,8 @@ def main(argv=None):
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
     import torch
-    from marl_llm.backbone import load_backbone
-    from marl_llm.config import ConfigError, check_device, check_dtype
+    from marl_llm.models.base import load_backbone
+    from marl_llm.core.config import ConfigError, check_device, check_dtype
     try:
         check_device(a.device)
         dtype = a.dtype or ("bfloat16" if a.device.startswith("cuda") and torch.cuda.is_bf16_supported() else "float32")

@@ -1,6 +1,6 @@
 """LLM-ALSO at CPU scale: sparse-reward Overcooked, the rule-based critic and generator with branch validation
 against no shaping, the fixed `overcooked` preset and unvalidated one-shot proposals — 3 seeds, equal total
-compute (branch updates count; see `nbs/29_llm_also_experiment.ipynb`). Writes `nbs/data/llm_also.json`
+compute (branch updates count; see `nbs/experiments/06_llm_also.ipynb`). Writes `nbs/data/llm_also.json`
 (loaded and plotted by the notebook) and prints held-out sparse return ± std, runs with a soup, updates to
 the first soup and the share of compute spent in branches per arm.
 
@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def main(argv=None):
-    from marl_llm.llm_also_experiments import ALSO_SETTINGS, ARMS, also_table, run_also_experiment
+    from marl_llm.experiments.llm_also import ALSO_SETTINGS, ARMS, also_table, run_also_experiment
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--arms", nargs="+", default=list(ARMS), choices=list(ARMS))

@@ -21,19 +21,19 @@ the update's rows:
     minibatch 64: one forward, one backward, one optimiser step per agent).
 
 What differs is each system's own code, not the work. The part of marl_llm's that matters most here: its own
-forward (`marl_llm.decode`: sampling, and the scoring forward of shared-prompt rows) runs every frozen float32
+forward (`marl_llm.models.decode`: sampling, and the scoring forward of shared-prompt rows) runs every frozen float32
 linear layer on oneDNN (`decode.linear`, what `torch.compile`'s CPU backend calls; 2x MKL's sgemm on an AMD CPU,
 where MKL keeps to AVX2), while TRL and CoMLRL run transformers' forward, whose matmuls go to MKL
 (`decode.CPU_ONEDNN = False` turns it off; `benchmarks/text_update_ablation.py` measures it).
 
 Each cell runs in a fresh subprocess (so peak RSS, VmHWM, does not mix; the parent never imports torch; a
 marl_llm process fixes glibc's mmap threshold at 2 MiB when it builds `AgentAdapters` on a model at least 512
-wide, `marl_llm.core.malloc_for`: the 768x12 model of the memory part; on the tiny model it keeps glibc's default,
+wide, `marl_llm.core.records.malloc_for`: the 768x12 model of the memory part; on the tiny model it keeps glibc's default,
 as TRL's and CoMLRL's processes do): load,
 1 warm-up update, then `--updates` timed updates; `--repeats` rounds run back to back, the systems interleaved
 (TRL, TRL without checkpointing, CoMLRL, marl_llm, TRL, ...). Each update's wall time is split by wrapping,
-identically for every system: `generate` (for marl_llm its own decoder, `marl_llm.decode`), the inner Qwen2 model's forward outside generate (no-grad / with
-grad; for marl_llm also its own forward, `marl_llm.decode.Decoder.hidden`, which scores shared-prompt rows), autograd backward (it includes any checkpoint recompute), optimiser steps, and the rest (LM head and
+identically for every system: `generate` (for marl_llm its own decoder, `marl_llm.models.decode`), the inner Qwen2 model's forward outside generate (no-grad / with
+grad; for marl_llm also its own forward, `marl_llm.models.decode.Decoder.hidden`, which scores shared-prompt rows), autograd backward (it includes any checkpoint recompute), optimiser steps, and the rest (LM head and
 loss, rewards, collation, Python).
 
 Memory: for N agents, a fresh process that (a) loads one base + N adapters and runs one batched sample +
@@ -85,7 +85,7 @@ PARTS = ("generate", "forward (no grad)", "forward (grad)", "backward", "optimiz
 
 
 sys.path.insert(0, str(ROOT))                                   # the CoMLRL venv sees the repo, not the editable install
-from marl_llm.core import peak_rss_mb as peak_mb, rss_mb   # VmHWM / VmRSS: a child's own peak, not its parent's
+from marl_llm.core.records import peak_rss_mb as peak_mb, rss_mb   # VmHWM / VmRSS: a child's own peak, not its parent's
 
 
 def reward(text: str) -> float:
@@ -108,7 +108,7 @@ def build_models(tmp: Path, hidden: int, layers: int) -> dict:
     "The tiny backbone (marl_llm's `load_backbone('tiny')`) and, if hidden > 0, a larger random-init Qwen2, saved locally."
     import torch
     from transformers import Qwen2ForCausalLM
-    from marl_llm.base_model import TINY_CONFIG, _qwen2_config, build_tiny_tokenizer, load_backbone
+    from marl_llm.models.base import TINY_CONFIG, _qwen2_config, build_tiny_tokenizer, load_backbone
     bb = load_backbone("tiny")
     out = {"tiny": str(_save(bb.model, bb.tokenizer, tmp / "tiny"))}
     if hidden > 0:
@@ -163,9 +163,9 @@ def instrument():
             ACC["backward"] += time.perf_counter() - t
 
     GenerationMixin.generate, mq.Qwen2Model.forward, torch.autograd.backward = generate, forward, backward
-    try:                                    # marl_llm's own decoder (marl_llm.decode) counts as generate too,
-        import marl_llm.backbone as mb      # and its forward outside generate (its scoring forward) as forward
-        import marl_llm.decode as md
+    try:                                    # marl_llm's own decoder (marl_llm.models.decode) counts as generate too,
+        import marl_llm.models.adapters as mb      # and its forward outside generate (its scoring forward) as forward
+        import marl_llm.models.decode as md
         fast0, hidden0 = mb.fast_generate, md.Decoder.hidden
 
         def fast_generate(model, names, input_ids, *a, **k):
@@ -301,10 +301,10 @@ def marl_update(groups: list, step: int, prompts_per_agent: int, generator, mini
     """One marl_llm update: per (adapters, agents) group one batched sample over all its agents' rows and one update
     (one forward/backward over all rows, or `minibatch` rows at a time with gradients accumulated: still one step)."""
     import numpy as np
-    from marl_llm.config import RunConfig
-    from marl_llm.core import Turn
-    from marl_llm.text_rl import sample_texts
-    from marl_llm.update import per_agent_update, text_logprob_fn
+    from marl_llm.core.config import RunConfig
+    from marl_llm.core.records import Turn
+    from marl_llm.models.sampling import sample_texts
+    from marl_llm.learn.update import per_agent_update, text_logprob_fn
     lengths = []
     for ad, opt, who in groups:
         agents = [a for a in who for _ in range(prompts_per_agent * GROUP)]
@@ -326,8 +326,9 @@ def marl_update(groups: list, step: int, prompts_per_agent: int, generator, mini
 def run_marl(folder: str, updates: int) -> dict:
     import torch
     import marl_llm
-    from marl_llm.backbone import AgentAdapters, load_backbone
-    from marl_llm.pipeline import make_optimizers
+    from marl_llm.models.adapters import AgentAdapters
+    from marl_llm.models.base import load_backbone
+    from marl_llm.learn.pipeline import make_optimizers
     names = ["agent_0", "agent_1"]
     ad = AgentAdapters(load_backbone(folder), names, r=LORA["r"], alpha=LORA["lora_alpha"],
                        target_modules=LORA["target_modules"])
@@ -372,9 +373,10 @@ def mem_child(design: str, n: int, folder: str, prompts_per_agent: int, minibatc
     _seed()
     import gc
     import torch
-    from marl_llm.backbone import AgentAdapters, load_backbone
-    from marl_llm.pipeline import make_optimizers
-    import marl_llm.config, marl_llm.core, marl_llm.text_rl, marl_llm.update  # noqa: F401  (imports before the baseline)
+    from marl_llm.models.adapters import AgentAdapters
+    from marl_llm.models.base import load_backbone
+    from marl_llm.learn.pipeline import make_optimizers
+    import marl_llm.core.config, marl_llm.core.records, marl_llm.models.sampling, marl_llm.learn.update  # noqa: F401  (imports before the baseline)
     gc.collect()
     base, base_now = peak_mb(), rss_mb()
     names = [f"agent_{i}" for i in range(n)]

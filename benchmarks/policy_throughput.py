@@ -27,10 +27,11 @@ def main(argv=None):
     ap.add_argument("--max-new-tokens", type=int, default=6)
     a = ap.parse_args(argv)
     import torch
-    from marl_llm.backbone import load_backbone, AgentAdapters
-    from marl_llm.option_env import OptionEnv
-    from marl_llm.policy import MenuPolicy, Request
-    from marl_llm.option_rollout import compact_obs, short_refs
+    from marl_llm.models.base import load_backbone
+    from marl_llm.models.adapters import AgentAdapters
+    from marl_llm.options.env import OptionEnv
+    from marl_llm.models.policy import MenuPolicy, Request
+    from marl_llm.options.rollout import compact_obs, short_refs
 
     bb = load_backbone(a.backbone, device=a.device)
     oenv = OptionEnv(a.game, a.layout, n_envs=a.envs, seed=0)

@@ -12,7 +12,7 @@ first, the median of `--repeats` counted), for every backbone of `--backbones` (
    batch) whose last-position logits are turned into the same menu distribution. Both tokenize the same way
    (`MenuPolicy.encode`) and choose greedily; the choices and the largest menu log-prob difference are reported.
 2. Sampled tokens/s at 1, 16 and 64 rows (2 agents, the rows split between them; 1 row: agent_0 alone), 32 new
-   tokens, greedy for both so the work is equal: `text_rl.sample_texts` (the toolkit's decoder, `marl_llm.decode`)
+   tokens, greedy for both so the work is equal: `text_rl.sample_texts` (the toolkit's decoder, `marl_llm.models.decode`)
    against `generate` on the PEFT model (`adapter_names=` for a mixed batch, the agent's adapter active for one
    row), each from the same chat-formatted (`prompts.format_prompts`) GSM8K-style question per agent; both times
    include tokenizing the prompts and decoding the texts. By default each agent's rows share its question (a GRPO
@@ -118,10 +118,10 @@ def log(msg: str):
 def menu_part(bb, ad, n_requests: int, repeats: int) -> dict:
     "Part 1: MenuPolicy.decide vs transformers' PEFT forward on the same Overcooked decision batch."
     import torch
-    from marl_llm.backbone import position_ids_from_mask
-    from marl_llm.option_env import OptionEnv
-    from marl_llm.option_rollout import RULES, decision_requests
-    from marl_llm.policy import MenuPolicy
+    from marl_llm.models.base import position_ids_from_mask
+    from marl_llm.options.env import OptionEnv
+    from marl_llm.options.rollout import RULES, decision_requests
+    from marl_llm.models.policy import MenuPolicy
     envs = max(1, -(-n_requests // 2))
     oenv = OptionEnv("overcooked", "cramped_room", n_envs=envs, seed=0, text_obs=True)
     ds = oenv.reset(seeds=list(range(envs)))[:n_requests]
@@ -166,8 +166,8 @@ def menu_part(bb, ad, n_requests: int, repeats: int) -> dict:
 def sample_part(bb, ad, rows_list: list[int], new_tokens: int, repeats: int, big_repeats: int, distinct: bool) -> list[dict]:
     "Part 2: sample_texts vs transformers' generate, greedy, same rows and prompts (`big_repeats` from 16 rows on)."
     import torch
-    from marl_llm.prompts import format_prompts
-    from marl_llm.text_rl import sample_texts
+    from marl_llm.models.prompts import format_prompts
+    from marl_llm.models.sampling import sample_texts
     tok = bb.tokenizer
     eos, pad = tok.eos_token_id, tok.pad_token_id
 
@@ -223,7 +223,8 @@ def sample_part(bb, ad, rows_list: list[int], new_tokens: int, repeats: int, big
 def speed_child(a) -> dict:
     torch = _setup(a.threads)
     import peft, transformers
-    from marl_llm.backbone import AgentAdapters, load_backbone
+    from marl_llm.models.adapters import AgentAdapters
+    from marl_llm.models.base import load_backbone
     t0 = time.perf_counter()
     bb = load_backbone(a.child[1])
     ad = AgentAdapters(bb, AGENTS)
@@ -251,10 +252,11 @@ def mem_child(a) -> dict:
     "A fresh process: one base + N adapters (or N copies with one adapter each), sample, one forward + backward."
     torch = _setup(a.threads)
     import gc
-    from marl_llm.backbone import AgentAdapters, load_backbone
-    from marl_llm.core import peak_rss_mb, rss_mb
-    from marl_llm.text_rl import completion_logprobs, sample_texts
-    import marl_llm.prompts, marl_llm.decode  # noqa: F401  (imported before the baseline)
+    from marl_llm.models.adapters import AgentAdapters
+    from marl_llm.models.base import load_backbone
+    from marl_llm.core.records import peak_rss_mb, rss_mb
+    from marl_llm.models.sampling import completion_logprobs, sample_texts
+    import marl_llm.models.prompts, marl_llm.models.decode  # noqa: F401  (imported before the baseline)
     _, name, design, n = a.child
     n = int(n)
     gc.collect()

@@ -1,4 +1,4 @@
-"""The cost of Shapley credit (see `nbs/26_shapley_credit.ipynb`, `nbs/27_shapley_experiment.ipynb`).
+"""The cost of Shapley credit (see `nbs/learn/10_shapley.ipynb`, `nbs/experiments/05_shapley.ipynb`).
 
 1. Rollouts per Shapley estimate, exact (all 2^n coalitions) vs Monte Carlo permutations, for teams of
    n = 3, 5, 8 scripted members (a solver, copiers, a corrupter) on `--tasks` two-number sums: coalition
@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def scripted_team(n: int):
     "A solver (right 90% of the time), n-2 copiers, and a corrupter (adds 1 half the time), in a fixed order."
-    from marl_llm.teams import Team, Scripted
-    from marl_llm.shapley import pass_on
+    from marl_llm.learn.teams import Team, Scripted
+    from marl_llm.learn.shapley import pass_on
 
     def solver(task, outputs, rng): return f" {int(task.answer) + (0 if rng.random() < 0.9 else 1)}"
 
@@ -40,8 +40,8 @@ def scripted_team(n: int):
 
 
 def estimates(sizes, samples, n_tasks: int, repeats: int = 10) -> list[dict]:
-    from marl_llm.shapley import shapley, team_game, EXACT_MAX
-    from marl_llm.tasks import arithmetic_tasks
+    from marl_llm.learn.shapley import shapley, team_game, EXACT_MAX
+    from marl_llm.games.tasks import arithmetic_tasks
     tasks = arithmetic_tasks(n_tasks, terms=2, max_digit=9, template="plain", seed=0)
     rows = []
     for n in sizes:
@@ -67,8 +67,8 @@ def estimates(sizes, samples, n_tasks: int, repeats: int = 10) -> list[dict]:
 
 
 def update_times(updates: int) -> list[dict]:
-    from marl_llm.teamtr import TeamTRConfig, TeamTR
-    from marl_llm.pipeline import fit
+    from marl_llm.methods.teamtr import TeamTRConfig, TeamTR
+    from marl_llm.learn.pipeline import fit
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for credit in ("team", "shapley"):

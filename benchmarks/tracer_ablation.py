@@ -1,6 +1,6 @@
 """TRACER's ablation at CPU scale: regret-matching controllers vs always-speak, never-speak and random
 controllers, and GSPO on vs off — 3 seeds, one shared warm start, equal compute (see
-`nbs/25_tracer_experiment.ipynb`). Writes `nbs/data/tracer_ablation.json` (loaded and plotted by the
+`nbs/experiments/04_tracer.ipynb`). Writes `nbs/data/tracer_ablation.json` (loaded and plotted by the
 notebook) and prints held-out accuracy ± std, tokens per solved problem and speak/refresh rates per arm.
 
     OMP_NUM_THREADS=1 python benchmarks/tracer_ablation.py            # ABLATION_SETTINGS, seeds 0 1 2 (~1 h of one core)
@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def main(argv=None):
-    from marl_llm.tracer_experiments import ABLATION_SETTINGS, ARMS, run_ablation, summarise_ablation
+    from marl_llm.experiments.tracer import ABLATION_SETTINGS, ARMS, run_ablation, summarise_ablation
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--arms", nargs="+", default=list(ARMS), choices=list(ARMS))

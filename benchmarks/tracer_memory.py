@@ -27,14 +27,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-from marl_llm.core import peak_rss_mb as peak_mb, rss_mb   # VmHWM / VmRSS: a child's own peak, not its parent's
+from marl_llm.core.records import peak_rss_mb as peak_mb, rss_mb   # VmHWM / VmRSS: a child's own peak, not its parent's
 
 
 def build_local(folder: Path, hidden: int, layers: int, seed: int = 0) -> Path:
     "A random-init Qwen2 with the tiny tokenizer, saved to `folder` (nothing downloaded)."
     import torch
     from transformers import Qwen2ForCausalLM
-    from marl_llm.base_model import TINY_CONFIG, _qwen2_config, build_tiny_tokenizer
+    from marl_llm.models.base import TINY_CONFIG, _qwen2_config, build_tiny_tokenizer
     arch = {**TINY_CONFIG, "hidden_size": hidden, "intermediate_size": 3 * hidden, "num_hidden_layers": layers,
             "num_attention_heads": max(2, hidden // 64), "num_key_value_heads": max(1, hidden // 128)}
     torch.manual_seed(seed)
@@ -48,12 +48,13 @@ def child(design: str, n: int, backbone: str, tasks: int, group: int) -> dict:
     import numpy as np
     import torch
     torch.set_num_threads(1)
-    from marl_llm.backbone import load_backbone, AgentAdapters
-    from marl_llm.core import Turn
-    from marl_llm.text_rl import sample_texts
-    from marl_llm.update import per_agent_update, text_logprob_fn
-    from marl_llm.pipeline import make_optimizers
-    from marl_llm.tracer import TRACERConfig
+    from marl_llm.models.base import load_backbone
+    from marl_llm.models.adapters import AgentAdapters
+    from marl_llm.core.records import Turn
+    from marl_llm.models.sampling import sample_texts
+    from marl_llm.learn.update import per_agent_update, text_logprob_fn
+    from marl_llm.learn.pipeline import make_optimizers
+    from marl_llm.methods.tracer import TRACERConfig
     cfg = TRACERConfig(agents=max(2, n)).validate()
     import gc
     gc.collect()

@@ -3,7 +3,7 @@
     python benchmarks/train.py [--cpu-minutes 15] [--cases overcooked:cramped_room overcooked:asymmetric_advantages harvest:small]
     python benchmarks/train.py --plot train_a.json train_b.json     # one figure from several result files
 
-For each case: synthesise feasibility guards from random burn-in (08_guards), train the tiny backbone's
+For each case: synthesise feasibility guards from random burn-in (options/06_guards), train the tiny backbone's
 per-agent adapters with PA-MAGRPO for at most `--cpu-minutes` of CPU time (and `--max-updates`),
 then evaluate on held-out seeds (never used in training):
 
@@ -30,10 +30,10 @@ def team_of(env, rewards: dict) -> float:
 
 def low_level_llm(policy, game, layout, seeds, horizon):
     "Team reward per episode of the LLM choosing primitive actions every step (all envs batched per step)."
-    from marl_llm.options import make_game, option_library
-    from marl_llm.policy import Request
-    from marl_llm.grid import ACTIONS, DIRECTION_NAMES
-    from marl_llm.option_rollout import compact_obs
+    from marl_llm.options.library import make_game, option_library
+    from marl_llm.models.policy import Request
+    from marl_llm.games.grid import ACTIONS, DIRECTION_NAMES
+    from marl_llm.options.rollout import compact_obs
     envs = [make_game(game, layout, horizon=horizon) for _ in seeds]
     lib = option_library(game)
     for e, s in zip(envs, seeds): e.reset(seed=s)
@@ -54,8 +54,8 @@ def low_level_llm(policy, game, layout, seeds, horizon):
 
 
 def random_options(game, layout, seeds, horizon, guards):
-    from marl_llm.option_env import OptionEnv, RandomOptionPolicy, play
-    from marl_llm.option_rollout import team_total
+    from marl_llm.options.env import OptionEnv, RandomOptionPolicy, play
+    from marl_llm.options.rollout import team_total
     oenv = OptionEnv(game, layout, n_envs=len(seeds), horizon=horizon, menu_filter=guards, text_obs=False,
                      keep_start_state=False)
     oenv.reset(seeds=seeds)
@@ -66,10 +66,11 @@ def random_options(game, layout, seeds, horizon, guards):
 
 def run_case(game, layout, a, out_dir):
     import numpy as np
-    from marl_llm.guards import burn_in, synthesize
-    from marl_llm.pa_magrpo import PAMAGRPOConfig, PAMAGRPO
-    from marl_llm.option_rollout import rollout
-    from marl_llm.pipeline import Pipeline
+    from marl_llm.options.burnin import burn_in
+    from marl_llm.options.guards import synthesize
+    from marl_llm.methods.pa_magrpo import PAMAGRPOConfig, PAMAGRPO
+    from marl_llm.options.rollout import rollout
+    from marl_llm.learn.pipeline import Pipeline
     gpath = out_dir / f"guards_{game}_{layout}.json"
     t0 = time.perf_counter()
     gs = synthesize(burn_in(game, layout, episodes=a.burn_in, seeds=(0,), horizon=a.horizon), m=3)
@@ -107,17 +108,18 @@ def run_case(game, layout, a, out_dir):
 
 def _fresh_policy(cfg):
     "An untrained policy (fresh adapters are exactly the base) for the low-level baseline."
-    from marl_llm.backbone import load_backbone, AgentAdapters
-    from marl_llm.policy import MenuPolicy
-    from marl_llm.options import make_game
+    from marl_llm.models.base import load_backbone
+    from marl_llm.models.adapters import AgentAdapters
+    from marl_llm.models.policy import MenuPolicy
+    from marl_llm.options.library import make_game
     bb = load_backbone(cfg.backbone, seed=cfg.seed)
     ad = AgentAdapters(bb, make_game(cfg.game, cfg.layout).possible_agents, seed=cfg.seed)
     return MenuPolicy(ad, seed=cfg.seed)
 
 
 def same_seed_same_curve(tmp: Path) -> bool:
-    from marl_llm.pa_magrpo import PAMAGRPOConfig, PAMAGRPO
-    from marl_llm.pipeline import fit
+    from marl_llm.methods.pa_magrpo import PAMAGRPOConfig, PAMAGRPO
+    from marl_llm.learn.pipeline import fit
     cfg = PAMAGRPOConfig(game="harvest", layout="small", updates=2, envs=1, group=2, horizon=40, eval_envs=2, eval_every=1,
                       record_episodes=0)
     rows = []
@@ -206,7 +208,7 @@ def figure(rows, stem: Path):
     for r_ in range(1, nrow + 1): fig.update_yaxes(title_text="held-out team reward", row=r_, col=1)
     fig.update_layout(title="PA-MAGRPO on CPU (tiny backbone)", width=440 * ncol + 160,
                       height=360 * nrow + 60)
-    from marl_llm.core import write_figure_html
+    from marl_llm.core.records import write_figure_html
     write_figure_html(stem.with_suffix(".html"), fig)                     # opens offline: plotly.min.js beside it
     try:
         fig.write_image(stem.with_suffix(".png"))

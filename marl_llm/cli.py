@@ -24,22 +24,23 @@ def demo(argv: list[str] | None = None) -> int:
     ap.add_argument("--layout", default=None)
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args(argv)
-    from marl_llm.options import game_spec
-    from marl_llm.config import check_device, check_backbone, ConfigError
+    from marl_llm.options.library import game_spec
+    from marl_llm.core.config import check_device, check_backbone, ConfigError
     try:
         spec = game_spec(a.game)
         if a.layout is not None and a.layout not in spec.layouts():
             raise ConfigError(f"unknown layout {a.layout!r} for game {a.game!r}; valid layouts: {spec.layouts()}")
         check_device(a.device); check_backbone(a.backbone)
-        from marl_llm.base_model import check_prompt_format
+        from marl_llm.models.base import check_prompt_format
         check_prompt_format(a.prompt_format)
     except ValueError as e:
         print(f"marl-llm demo: error: {e}", file=sys.stderr); return 2
-    from marl_llm.core import seed_everything
-    from marl_llm.backbone import load_backbone, AgentAdapters
-    from marl_llm.option_env import OptionEnv
-    from marl_llm.policy import MenuPolicy, Request
-    from marl_llm.option_rollout import RULES, decision_requests, obs_form
+    from marl_llm.core.records import seed_everything
+    from marl_llm.models.base import load_backbone
+    from marl_llm.models.adapters import AgentAdapters
+    from marl_llm.options.env import OptionEnv
+    from marl_llm.models.policy import MenuPolicy, Request
+    from marl_llm.options.rollout import RULES, decision_requests, obs_form
     seed_everything(a.seed)
     t0 = time.perf_counter()
     try: bb = load_backbone(a.backbone, device=a.device, seed=a.seed, prompt_format=a.prompt_format)
@@ -64,17 +65,17 @@ def demo(argv: list[str] | None = None) -> int:
     return 0
 
 # %% ../nbs/90_cli.ipynb #bb34ed21
-METHODS = {"pa-magrpo": ("marl_llm.pa_magrpo", "PAMAGRPO", "PA-MAGRPO over options: per-agent decision-level credit"),
-           "magrpo": ("marl_llm.pa_magrpo", "PAMAGRPO", "MAGRPO over options: the joint team return as credit"),
-           "strat-reasoner": ("marl_llm.strat_reasoner", "StratReasoner", "Strat-Reasoner: recursive-reasoning CoT, hybrid advantage"),
-           "teamtr": ("marl_llm.teamtr", "TeamTR", "TeamTR: sequential trust-region updates of a hand-off team"),
-           "tracer": ("marl_llm.tracer", "TRACER", "TRACER: proposer/reviewer rounds, regret-matching speak/skip, role-rewarded GSPO"),
-           "llm-also": ("marl_llm.llm_also", "LLMALSO", "LLM-ALSO: critic / generator reward shaping, validated in short branches")}
+METHODS = {"pa-magrpo": ("marl_llm.methods.pa_magrpo", "PAMAGRPO", "PA-MAGRPO over options: per-agent decision-level credit"),
+           "magrpo": ("marl_llm.methods.pa_magrpo", "PAMAGRPO", "MAGRPO over options: the joint team return as credit"),
+           "strat-reasoner": ("marl_llm.methods.strat_reasoner", "StratReasoner", "Strat-Reasoner: recursive-reasoning CoT, hybrid advantage"),
+           "teamtr": ("marl_llm.methods.teamtr", "TeamTR", "TeamTR: sequential trust-region updates of a hand-off team"),
+           "tracer": ("marl_llm.methods.tracer", "TRACER", "TRACER: proposer/reviewer rounds, regret-matching speak/skip, role-rewarded GSPO"),
+           "llm-also": ("marl_llm.methods.llm_also", "LLMALSO", "LLM-ALSO: critic / generator reward shaping, validated in short branches")}
 "`--method` name -> (module, Method class, one line)."
 
 def method_class(name: str):
     "The `Method` class registered as `name` (a `ConfigError` listing the methods if unknown)."
-    from marl_llm.config import ConfigError
+    from marl_llm.core.config import ConfigError
     if name not in METHODS: raise ConfigError(f"unknown method {name!r}; valid: {', '.join(METHODS)}")
     import importlib
     mod, cls, _ = METHODS[name]
@@ -83,11 +84,11 @@ def method_class(name: str):
 class _Parser(argparse.ArgumentParser):
     "An argparse parser whose errors are one-line `ConfigError`s instead of usage + exit."
     def error(self, message):
-        from marl_llm.config import ConfigError
+        from marl_llm.core.config import ConfigError
         raise ConfigError(message)
 
 def _train_parser(method: str):
-    from marl_llm.config import add_arguments
+    from marl_llm.core.config import add_arguments
     cls = method_class(method).config_class
     ap = _Parser(prog="marl-llm train", description=f"Train with {method}: {METHODS[method][2]}. Methods: {', '.join(METHODS)} "
                              f"(`marl-llm train --method M --help` lists M's flags).")
@@ -123,7 +124,7 @@ def _unknown_flag(flag: str, method: str) -> str:
 def train_config(argv: list[str]) -> tuple:
     "Parse `marl-llm train` arguments into (the method's validated config, parsed args); one-line `ConfigError`s."
     import json
-    from marl_llm.config import ConfigError, config_from_dict, load_config
+    from marl_llm.core.config import ConfigError, config_from_dict, load_config
     method = _method_of(argv)
     ap, names, cls = _train_parser(method)
     a, rest = ap.parse_known_args(argv)
@@ -140,8 +141,8 @@ def train_config(argv: list[str]) -> tuple:
 
 def train(argv: list[str] | None = None) -> int:
     "`marl-llm train --method M ...`: build the method's config, then `fit` it (under accelerate when launched by it)."
-    from marl_llm.config import ConfigError
-    from marl_llm.checkpoint import NonFiniteLoss
+    from marl_llm.core.config import ConfigError
+    from marl_llm.learn.checkpoint import NonFiniteLoss
     argv = list(sys.argv[1:] if argv is None else argv)
     if any(x in ("-h", "--help") for x in argv):
         try: ap, _, _ = _train_parser(_method_of([x for x in argv if x not in ("-h", "--help")]))
@@ -150,7 +151,7 @@ def train(argv: list[str] | None = None) -> int:
     try: cfg, a = train_config(argv)
     except (ConfigError, ValueError, FileNotFoundError) as e:
         print(f"marl-llm train: error: {e}", file=sys.stderr); return 2
-    from marl_llm.pipeline import Pipeline
+    from marl_llm.learn.pipeline import Pipeline
     from transformers.utils import logging as hf_logging
     hf_logging.disable_progress_bar()                   # our progress bar is the run's; no weight-loading bars
     acc = None
@@ -158,7 +159,7 @@ def train(argv: list[str] | None = None) -> int:
     if world > 1:                                       # launched by `accelerate launch` (torchrun or mpirun)
         from accelerate import Accelerator
         acc = Accelerator(cpu=cfg.device == "cpu")
-    from marl_llm.checkpoint import CheckpointError
+    from marl_llm.learn.checkpoint import CheckpointError
     method = method_class(cfg.method)(cfg)
     try:
         pipe = Pipeline(method, a.out, resume=a.resume, accelerator=acc)
@@ -183,11 +184,11 @@ def train(argv: list[str] | None = None) -> int:
 
 # %% ../nbs/90_cli.ipynb #0615def9
 def _guards(argv):
-    from marl_llm.guards import guards_cli
+    from marl_llm.options.guards import guards_cli
     return guards_cli(argv)
 
 def _audit(argv):
-    from marl_llm.run_audit import audit_cli
+    from marl_llm.experiments.run_audit import audit_cli
     return audit_cli(argv)
 
 COMMANDS = {"demo": demo, "guards": _guards, "train": train, "audit": _audit}

@@ -11,8 +11,8 @@ ENV = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1",
 
 TRAIN = """
 import sys
-from marl_llm.pa_magrpo import PAMAGRPOConfig, PAMAGRPO
-from marl_llm.pipeline import fit
+from marl_llm.methods.pa_magrpo import PAMAGRPOConfig, PAMAGRPO
+from marl_llm.learn.pipeline import fit
 cfg = PAMAGRPOConfig(game="harvest", layout="small", backbone="tiny", updates=2, envs=1, group=2, horizon=30, seed=1,
                      checkpoint_every=1, eval_every=1, eval_envs=2, record_episodes=1)
 fit(PAMAGRPO(cfg), sys.argv[1], quiet=True)
@@ -20,8 +20,8 @@ fit(PAMAGRPO(cfg), sys.argv[1], quiet=True)
 
 
 def audit(*args, timeout=600):
-    "Run `python -m marl_llm.run_audit ARGS` (what `marl-llm audit ARGS` dispatches to)."
-    return subprocess.run([sys.executable, "-m", "marl_llm.run_audit", *map(str, args)], capture_output=True, text=True,
+    "Run `python -m marl_llm.experiments.run_audit ARGS` (what `marl-llm audit ARGS` dispatches to)."
+    return subprocess.run([sys.executable, "-m", "marl_llm.experiments.run_audit", *map(str, args)], capture_output=True, text=True,
                           timeout=timeout, cwd=ROOT, env=ENV)
 
 

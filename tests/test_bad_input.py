@@ -17,7 +17,7 @@ def cli(*args, timeout=300):
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     d = tmp_path_factory.mktemp("bad")
-    from marl_llm.guards import GuardSet
+    from marl_llm.options.guards import GuardSet
     (d / "not_json.json").write_text("{guards: nope")
     (d / "list.json").write_text("[1, 2, 3]")
     (d / "format.json").write_text(json.dumps({"format": "other/9", "game": "overcooked", "guards": []}))
@@ -116,8 +116,8 @@ def test_bad_input_is_one_line(args, words, files, tmp_path):
 
 
 def test_missing_wheel_names_the_pip_command(monkeypatch):
-    from marl_llm.config import ConfigError, check_backbone
-    from marl_llm.real_models import REAL_BACKBONES
+    from marl_llm.core.config import ConfigError, check_backbone
+    from marl_llm.models.real import REAL_BACKBONES
     monkeypatch.setitem(REAL_BACKBONES["smollm2-135m"], "package", "marl_llm_no_such_wheel")
     with pytest.raises(ConfigError) as e: check_backbone("smollm2-135m")
     msg = str(e.value)

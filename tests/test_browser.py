@@ -44,8 +44,8 @@ def figure_divs(html: str) -> int:
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     "A fresh PA-MAGRPO run (learning curve + audit), small."
-    from marl_llm.pa_magrpo import PAMAGRPO, PAMAGRPOConfig
-    from marl_llm.pipeline import fit
+    from marl_llm.methods.pa_magrpo import PAMAGRPO, PAMAGRPOConfig
+    from marl_llm.learn.pipeline import fit
     out = tmp_path_factory.mktemp("run") / "run"
     fit(PAMAGRPO(PAMAGRPOConfig(game="harvest", layout="small", updates=2, envs=1, group=2, horizon=30, eval_every=1,
                                 eval_envs=2, record_episodes=1)), out, quiet=True)
@@ -70,11 +70,11 @@ def docs_site(tmp_path_factory):
     spec = importlib.util.spec_from_file_location("build_docs", ROOT / "tools" / "build_docs.py")
     mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
     out = tmp_path_factory.mktemp("docs")
-    stats = mod.build(["05_options", "21_teamtr", "23_regret_matching"], out=out, quiet=True)
+    stats = mod.build(["options/02_library", "methods/05_teamtr", "learn/09_regret_matching"], out=out, quiet=True)
     return out / "site", stats
 
 
-@pytest.mark.parametrize("name,math", [("05_options", False), ("21_teamtr", True), ("23_regret_matching", True)])
+@pytest.mark.parametrize("name,math", [("options/02_library", False), ("methods/05_teamtr", True), ("learn/09_regret_matching", True)])
 def test_docs_pages_draw_offline(docs_site, name, math, tmp_path):
     site, stats = docs_site
     page = site / f"{name}.html"
@@ -93,8 +93,8 @@ def test_docs_pages_draw_offline(docs_site, name, math, tmp_path):
 def test_static_stepper_steps_offline(tmp_path):
     "The stepper's static page: clicking ▶ changes the step header and moves the markers to the recorded positions."
     pw = pytest.importorskip("playwright.sync_api", reason="playwright (pip) drives Chromium for the click test")
-    from marl_llm.option_env import OptionEnv, RandomOptionPolicy
-    from marl_llm.stepper import EpisodeStepper, StaticStepper
+    from marl_llm.options.env import OptionEnv, RandomOptionPolicy
+    from marl_llm.analysis.stepper import EpisodeStepper, StaticStepper
     o = OptionEnv("overcooked", "cramped_room", n_envs=1, seed=0, horizon=40, record=True)
     pol = RandomOptionPolicy(0)
     o.reset()
@@ -129,14 +129,14 @@ def test_plain_nbconvert_keeps_the_figures(docs_site, tmp_path):
     "An executed notebook converted by plain nbconvert (no marl_llm post-processing) still draws its figures offline."
     import nbformat
     from nbconvert import HTMLExporter
-    from marl_llm.core import write_plotly_js
+    from marl_llm.core.records import write_plotly_js
     site, _ = docs_site
-    nb = nbformat.read(site.parent / "executed" / "05_options.ipynb", as_version=4)
+    nb = nbformat.read(site.parent / "executed" / "options/02_library.ipynb", as_version=4)
     html_copies = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
                    if "application/vnd.plotly.v1+json" in o.get("data", {})]
     assert html_copies and all("Plotly.newPlot" in o["data"].get("text/html", "") for o in html_copies)
     body, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
-    page = tmp_path / "05_options.html"
+    page = tmp_path / "options/02_library.html"
     page.write_text(body, encoding="utf-8"); write_plotly_js(tmp_path)
     counts = drawn_figures(rendered(page, tmp_path / "05_plain.png"))
     assert len(counts) == len(html_copies) and all(c > 0 for c in counts), counts

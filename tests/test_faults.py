@@ -77,7 +77,7 @@ def test_killed_before_the_first_checkpoint_resumes_from_step_0(straight, tmp_pa
 
 FULL_DISK = """
 import errno, sys, torch
-import marl_llm.checkpoint as ck
+import marl_llm.learn.checkpoint as ck
 calls = {"n": 0}
 real = torch.save
 def save(obj, f, *a, **k):

@@ -4,15 +4,17 @@ from pathlib import Path
 
 import pytest
 
-from marl_llm.guards import GuardSet, Literal, synthesize, BurnInLog, burn_in
+from marl_llm.options.guards import GuardSet, synthesize
+from marl_llm.options.predicates import Literal
+from marl_llm.options.burnin import BurnInLog, burn_in
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def run_cli(*args, cwd=None):
-    "Run `python -m marl_llm.guards ARGS` (what `marl-llm guards ARGS` dispatches to); return the completed process."
+    "Run `python -m marl_llm.options.guards ARGS` (what `marl-llm guards ARGS` dispatches to); return the completed process."
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    return subprocess.run([sys.executable, "-m", "marl_llm.guards", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "marl_llm.options.guards", *args], capture_output=True, text=True,
                           timeout=300, cwd=cwd or ROOT, env=env)
 
 
@@ -42,7 +44,7 @@ def test_cli_writes_a_loadable_guard_set(guard_file):
 
 
 def test_guard_set_filters_menus(guard_file):
-    from marl_llm.option_env import OptionEnv
+    from marl_llm.options.env import OptionEnv
     gs = GuardSet.load(guard_file[0], game="overcooked", layout="forced_coordination")
     oenv = OptionEnv("overcooked", "forced_coordination", n_envs=1, menu_filter=gs, library=gs.library, horizon=50)
     dec = oenv.reset(seed=3)

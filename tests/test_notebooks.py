@@ -10,7 +10,7 @@ import nbformat, papermill as pm, pytest
 NBS = pathlib.Path(__file__).resolve().parents[1] / "nbs"
 NOTEBOOKS = sorted(p.name for p in NBS.glob("*.ipynb") if not p.name.startswith("_"))
 # Budgets that catch a hung or runaway notebook, not speed targets (those live in benchmarks/). On a 2-core AVX2-only
-# machine 24_tracer takes ~1200 s under the two test workers (one TRACER fit ~285 s, at 7823c1f and after it alike).
+# machine methods/06_tracer takes ~1200 s under the two test workers (one TRACER fit ~285 s, at 7823c1f and after it alike).
 CELL_TIMEOUT = int(os.environ.get("MARL_LLM_CELL_TIMEOUT", "1200"))    # seconds, any one cell
 NB_TIMEOUT = int(os.environ.get("MARL_LLM_NB_TIMEOUT", "1800"))        # seconds, a whole notebook
 
@@ -60,7 +60,7 @@ def test_skip_flags():
 
 
 def test_every_notebook_is_found():
-    assert "00_core.ipynb" in NOTEBOOKS and "index.ipynb" in NOTEBOOKS
+    assert "core/01_records.ipynb" in NOTEBOOKS and "index.ipynb" in NOTEBOOKS
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)

@@ -1,4 +1,4 @@
-"""Differential test: `marl_llm.overcooked.OvercookedEnv` against the reference engine, overcooked-ai 1.1.0.
+"""Differential test: `marl_llm.games.overcooked.OvercookedEnv` against the reference engine, overcooked-ai 1.1.0.
 
 For every shipped layout we build many joint-action sequences — random ones biased towards `interact`
 (so pots get filled, started, emptied) and sequences from a scripted greedy team with a little noise
@@ -96,7 +96,7 @@ def our_snapshot(env, rewards, done):
 
 
 def play_ours(case):
-    from marl_llm.overcooked import OvercookedEnv
+    from marl_llm.games.overcooked import OvercookedEnv
     env = OvercookedEnv(case["layout"], n_agents=case["n"], horizon=case["horizon"], shared_reward=False)
     env.reset(seed=0)
     traj = []
@@ -131,7 +131,7 @@ def _target_recipe(layout):
 
 def _act_towards(env, i, goals, rng):
     "A primitive action bringing agent `i` to interact with the nearest reachable cell of `goals`."
-    from marl_llm.grid import DIRECTIONS, INTERACT, STAY
+    from marl_llm.games.grid import DIRECTIONS, INTERACT, STAY
     pos = env.pos[i]
     best = min(((env.dist.dist(pos, g), g) for g in goals if env.dist.dist(pos, g) > 0), default=None)
     if best is None: return None
@@ -146,7 +146,7 @@ def _act_towards(env, i, goals, rng):
 
 def greedy_action(env, i, rng, target):
     "What a simple cooperative cook does next (fetch, pot, start, plate, serve; hand items over counters)."
-    from marl_llm.grid import STAY
+    from marl_llm.games.grid import STAY
     from collections import Counter
     h, pos, pots = env.held[i], env.pos[i], list(env.pots.values())
     reach = lambda c: env.dist.dist(pos, c) > 0
@@ -192,7 +192,7 @@ def greedy_action(env, i, rng, target):
 
 def scripted_actions(layout_name, n, steps, rng, eps):
     "Play the greedy team (with probability `eps` a random action) in our env; return the joint actions."
-    from marl_llm.overcooked import OvercookedEnv
+    from marl_llm.games.overcooked import OvercookedEnv
     env = OvercookedEnv(layout_name, n_agents=n, horizon=steps + 1)
     env.reset(seed=0)
     target = _target_recipe(env.layout)
@@ -206,7 +206,8 @@ def scripted_actions(layout_name, n, steps, rng, eps):
 
 def build_cases(seed=0):
     import numpy as np
-    from marl_llm.overcooked import OvercookedEnv, load_layout
+    from marl_llm.games.overcooked import OvercookedEnv
+    from marl_llm.games.overcooked_layout import load_layout
     rng = np.random.default_rng(seed)
     cases = []
     variants = [(name, None) for name in PLAN] + [(name, k) for name, k in EXTRA_AGENTS if name in PLAN]
@@ -276,7 +277,7 @@ def _first_diff(a, b):
 
 
 def test_shipped_layout_files_equal_reference(played):
-    from marl_llm.overcooked import load_layout
+    from marl_llm.games.overcooked_layout import load_layout
     _, _, ref = played
     for name in PLAN:
         theirs = ref["layout_files"][name]
@@ -307,7 +308,7 @@ def test_trajectories_equal_reference(played):
         s["cooks"] += sum(1 for x, y in zip([{"pots": {}}] + theirs, theirs)
                           for k, v in y["pots"].items() if v[1] == 1 and x["pots"].get(k, [None, -1])[1] <= 0)
     # count deliveries from our event log (same trajectories, so the same deliveries)
-    from marl_llm.overcooked import OvercookedEnv
+    from marl_llm.games.overcooked import OvercookedEnv
     for case in cases:
         env = OvercookedEnv(case["layout"], n_agents=case["n"], horizon=case["horizon"])
         env.reset(seed=0)

@@ -1,6 +1,6 @@
 """The strategic games against PettingZoo's own AEC API test, one named test per game and seed.
 
-(The notebook nbs/16_strategic_games.ipynb runs the same check once; this file makes the acceptance
+(The notebook nbs/games/08_opponents.ipynb runs the same check once; this file makes the acceptance
 criterion visible per game in pytest's output and exercises a few more seeds.)"""
 import warnings
 
@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test
 
-from marl_llm.strategic_games import GAMES, OPPONENTS, make_game, opponent, play
+from marl_llm.games.strategic import GAMES, make_game
+from marl_llm.games.opponents import OPPONENTS, opponent, play
 
 
 @pytest.mark.parametrize("name", sorted(GAMES))

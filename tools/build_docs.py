@@ -3,7 +3,7 @@ rendered to HTML from its outputs, plotly figures drawn with a local plotly.js, 
 (the `jupyter-server-mathjax` package), an index with the notebook map. No CDN: the site opens offline.
 
     python tools/build_docs.py                      # all notebooks -> _docs/site/index.html (~25 min on 2 cores)
-    python tools/build_docs.py 05_options 21_teamtr # some notebooks (the index lists what was built)
+    python tools/build_docs.py options/02_library methods/05_teamtr # some notebooks (the index lists what was built)
     python tools/build_docs.py --no-execute         # render the executed copies already in _docs/executed
 
 `make docs` runs `nbdev-docs` when Quarto is on PATH, this script otherwise.
@@ -40,7 +40,7 @@ def execute(name: str, out: Path, force: bool = False) -> Path:
 
 def static_outputs(nb) -> dict:
     "Every plotly output keeps (or gets) its HTML copy (`figure_html`: local plotly.js); widgets become a note; counts."
-    from marl_llm.core import figure_html
+    from marl_llm.core.records import figure_html
     n_fig, n_widget = 0, 0
     for cell in nb.cells:
         if cell.cell_type != "code": continue
@@ -112,7 +112,7 @@ def mathjax_dir() -> Path:
 def build(names: list[str] | None = None, out: Path = ROOT / "_docs", execute_first: bool = True, force: bool = False,
           quiet: bool = False) -> dict:
     "Execute (optionally) and render `names` (default: every notebook) into `out/site`; returns per-page stats."
-    from marl_llm.core import write_plotly_js
+    from marl_llm.core.records import write_plotly_js
     names = names or sorted(p.stem for p in NBS.glob("*.ipynb") if not p.name.startswith("_"))
     site, executed = out / "site", out / "executed"
     site.mkdir(parents=True, exist_ok=True)
@@ -133,7 +133,7 @@ def build(names: list[str] | None = None, out: Path = ROOT / "_docs", execute_fi
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("names", nargs="*", help="notebooks (stems, e.g. 05_options); default: all")
+    ap.add_argument("names", nargs="*", help="notebooks (stems, e.g. options/02_library); default: all")
     ap.add_argument("--out", default=str(ROOT / "_docs"))
     ap.add_argument("--no-execute", action="store_true", help="render the executed copies already there")
     ap.add_argument("--force", action="store_true", help="re-execute even when the executed copy is newer")
