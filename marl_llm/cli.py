@@ -9,8 +9,10 @@ from __future__ import annotations
 import argparse, dataclasses, os, sys, time
 from pathlib import Path
 
+from .methods.registry import METHODS, method_class
+
 # %% auto #0
-__all__ = ['METHODS', 'COMMANDS', 'demo', 'method_class', 'train_config', 'train', 'main']
+__all__ = ['COMMANDS', 'demo', 'train_config', 'train', 'main']
 
 # %% ../nbs/90_cli.ipynb #77bffa43
 def demo(argv: list[str] | None = None) -> int:
@@ -25,13 +27,13 @@ def demo(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args(argv)
     from marl_llm.options.library import game_spec
-    from marl_llm.core.config import check_device, check_backbone, ConfigError
+    from marl_llm.core.config import check_device, check_prompt_format, ConfigError
+    from marl_llm.models.base import check_backbone
     try:
         spec = game_spec(a.game)
         if a.layout is not None and a.layout not in spec.layouts():
             raise ConfigError(f"unknown layout {a.layout!r} for game {a.game!r}; valid layouts: {spec.layouts()}")
         check_device(a.device); check_backbone(a.backbone)
-        from marl_llm.models.base import check_prompt_format
         check_prompt_format(a.prompt_format)
     except ValueError as e:
         print(f"marl-llm demo: error: {e}", file=sys.stderr); return 2
@@ -65,22 +67,6 @@ def demo(argv: list[str] | None = None) -> int:
     return 0
 
 # %% ../nbs/90_cli.ipynb #bb34ed21
-METHODS = {"pa-magrpo": ("marl_llm.methods.pa_magrpo", "PAMAGRPO", "PA-MAGRPO over options: per-agent decision-level credit"),
-           "magrpo": ("marl_llm.methods.pa_magrpo", "PAMAGRPO", "MAGRPO over options: the joint team return as credit"),
-           "strat-reasoner": ("marl_llm.methods.strat_reasoner", "StratReasoner", "Strat-Reasoner: recursive-reasoning CoT, hybrid advantage"),
-           "teamtr": ("marl_llm.methods.teamtr", "TeamTR", "TeamTR: sequential trust-region updates of a hand-off team"),
-           "tracer": ("marl_llm.methods.tracer", "TRACER", "TRACER: proposer/reviewer rounds, regret-matching speak/skip, role-rewarded GSPO"),
-           "llm-also": ("marl_llm.methods.llm_also", "LLMALSO", "LLM-ALSO: critic / generator reward shaping, validated in short branches")}
-"`--method` name -> (module, Method class, one line)."
-
-def method_class(name: str):
-    "The `Method` class registered as `name` (a `ConfigError` listing the methods if unknown)."
-    from marl_llm.core.config import ConfigError
-    if name not in METHODS: raise ConfigError(f"unknown method {name!r}; valid: {', '.join(METHODS)}")
-    import importlib
-    mod, cls, _ = METHODS[name]
-    return getattr(importlib.import_module(mod), cls)
-
 class _Parser(argparse.ArgumentParser):
     "An argparse parser whose errors are one-line `ConfigError`s instead of usage + exit."
     def error(self, message):
@@ -90,7 +76,7 @@ class _Parser(argparse.ArgumentParser):
 def _train_parser(method: str):
     from marl_llm.core.config import add_arguments
     cls = method_class(method).config_class
-    ap = _Parser(prog="marl-llm train", description=f"Train with {method}: {METHODS[method][2]}. Methods: {', '.join(METHODS)} "
+    ap = _Parser(prog="marl-llm train", description=f"Train with {method}: {METHODS[method].summary}. Methods: {', '.join(METHODS)} "
                              f"(`marl-llm train --method M --help` lists M's flags).")
     ap.add_argument("--method", default=method, help=f"the method: {', '.join(METHODS)}")
     ap.add_argument("--out", required=True, help="run directory (created; --resume continues it)")
@@ -125,6 +111,7 @@ def train_config(argv: list[str]) -> tuple:
     "Parse `marl-llm train` arguments into (the method's validated config, parsed args); one-line `ConfigError`s."
     import json
     from marl_llm.core.config import ConfigError, config_from_dict, load_config
+    from marl_llm.models.base import check_backbone
     method = _method_of(argv)
     ap, names, cls = _train_parser(method)
     a, rest = ap.parse_known_args(argv)
@@ -137,7 +124,9 @@ def train_config(argv: list[str]) -> tuple:
     elif a.config: base = dataclasses.asdict(load_config(cls, a.config))
     given = {k: getattr(a, k) for k in names if getattr(a, k) is not None}
     d = {**base, **given, "method": method}
-    return config_from_dict(cls, d, source="the flags" if not base else f"{a.config or a.out}"), a
+    cfg = config_from_dict(cls, d, source="the flags" if not base else f"{a.config or a.out}")
+    check_backbone(cfg.backbone)                     # the model registry lives in models, above the config
+    return cfg, a
 
 def train(argv: list[str] | None = None) -> int:
     "`marl-llm train --method M ...`: build the method's config, then `fit` it (under accelerate when launched by it)."
@@ -164,6 +153,9 @@ def train(argv: list[str] | None = None) -> int:
     try:
         pipe = Pipeline(method, a.out, resume=a.resume, accelerator=acc)
         rows = pipe.fit()
+        if METHODS[cfg.method].audited and pipe.ctx.main and pipe.step == cfg.updates:
+            from marl_llm.experiments.run_audit import write_audit
+            write_audit(a.out, trainer=method)            # the behavioural audit of the finished run
         if acc is not None: acc.end_training()
     except NonFiniteLoss as e:
         print(f"marl-llm train: stopped: {e}", file=sys.stderr); return 3

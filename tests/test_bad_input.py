@@ -116,7 +116,8 @@ def test_bad_input_is_one_line(args, words, files, tmp_path):
 
 
 def test_missing_wheel_names_the_pip_command(monkeypatch):
-    from marl_llm.core.config import ConfigError, check_backbone
+    from marl_llm.core.config import ConfigError
+    from marl_llm.models.base import check_backbone
     from marl_llm.models.real import REAL_BACKBONES
     monkeypatch.setitem(REAL_BACKBONES["smollm2-135m"], "package", "marl_llm_no_such_wheel")
     with pytest.raises(ConfigError) as e: check_backbone("smollm2-135m")

@@ -46,9 +46,12 @@ def run_dir(tmp_path_factory):
     "A fresh PA-MAGRPO run (learning curve + audit), small."
     from marl_llm.methods.pa_magrpo import PAMAGRPO, PAMAGRPOConfig
     from marl_llm.learn.pipeline import fit
+    from marl_llm.experiments.run_audit import write_audit
     out = tmp_path_factory.mktemp("run") / "run"
-    fit(PAMAGRPO(PAMAGRPOConfig(game="harvest", layout="small", updates=2, envs=1, group=2, horizon=30, eval_every=1,
-                                eval_envs=2, record_episodes=1)), out, quiet=True)
+    m = PAMAGRPO(PAMAGRPOConfig(game="harvest", layout="small", updates=2, envs=1, group=2, horizon=30, eval_every=1,
+                                eval_envs=2, record_episodes=1))
+    fit(m, out, quiet=True)
+    write_audit(out, trainer=m)                       # what `marl-llm train` does at the end of a finished run
     return out
 
 

@@ -6,7 +6,7 @@ Docs: https://marl-llm.github.io/marl_llm/analysis/audits.html.md"""
 
 # %% ../../nbs/analysis/02_audits.ipynb #f26e95e0
 from __future__ import annotations
-import itertools
+import itertools, math
 from collections import Counter
 from typing import Iterable, Mapping, Sequence
 
@@ -18,7 +18,7 @@ from ..options.core import REASONS
 __all__ = ['PROGRESS', 'HARM', 'EVENT_WEIGHT', 'JOINT_KINDS', 'FAILED', 'event_weight', 'handoffs', 'shared_soups',
            'clean_while_harvest', 'joint_events', 'progress_counts', 'contribution_shares', 'solo_carry', 'option_type',
            'option_spans', 'is_idle', 'idle_fraction', 'option_distribution', 'js_divergence', 'specialisation',
-           'team_reward', 'behaviour_metrics', 'evaluate_policy', 'partner_ablation']
+           'team_reward', 'behaviour_metrics', 'evaluate_policy', 'partner_ablation', 'fitted_change']
 
 # %% ../../nbs/analysis/02_audits.ipynb #5ffb3254
 PROGRESS: dict[str, tuple[str, ...]] = {
@@ -245,3 +245,11 @@ def partner_ablation(oenv, policy, seeds: Sequence[int], obs: str = "auto", kind
             r = ev({a: k})
             out["agents"][a][k] = {"team_reward": r, "drop": base - r, "need": (base - r) / base if base > 0 else None}
     return out
+
+# %% ../../nbs/analysis/02_audits.ipynb #34150b1c
+def fitted_change(x: Sequence[float], y: Sequence[float | None]) -> float | None:
+    "The change across `x` of the least-squares line through the points (x, y) with y defined (None if < 2)."
+    pts = [(float(a), float(b)) for a, b in zip(x, y) if b is not None and math.isfinite(b)]
+    if len(pts) < 2 or len({a for a, _ in pts}) < 2: return None
+    X, Y = np.array(pts).T
+    return round(float(np.polyfit(X, Y, 1)[0] * (X.max() - X.min())), 12)     # rounded: a flat curve gives 0, not 1e-15

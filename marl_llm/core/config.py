@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['DTYPES', 'ConfigError', 'arg', 'RunConfig', 'check_device', 'check_dtype', 'check_backbone', 'config_from_dict',
-           'load_config', 'parse_bool', 'add_arguments', 'describe']
+__all__ = ['DTYPES', 'PROMPT_FORMATS', 'ConfigError', 'arg', 'RunConfig', 'check_device', 'check_dtype', 'check_prompt_format',
+           'config_from_dict', 'load_config', 'parse_bool', 'add_arguments', 'describe']
 
 # %% ../../nbs/core/02_config.ipynb #21750b67
 class ConfigError(ValueError):
@@ -118,10 +118,8 @@ def validate(self: RunConfig) -> RunConfig:
     if self.loss_level not in ("token", "sequence"): raise ConfigError(f"loss_level {self.loss_level!r}; valid: 'token', 'sequence'")
     check_device(self.device)
     check_dtype(self.dtype, self.device)
-    from marl_llm.models.base import check_prompt_format
     try: check_prompt_format(self.prompt_format)
     except ValueError as e: raise ConfigError(str(e)) from None
-    check_backbone(self.backbone)
     self.check()
     return self
 
@@ -162,44 +160,15 @@ def check_dtype(dtype: str,  # 'float32', 'bfloat16' or 'float16'
         raise ConfigError(f"dtype 'bfloat16' on {device}: this GPU has no bfloat16 support; use float16 or float32")
     return dtype
 
-# %% ../../nbs/core/02_config.ipynb #d4c1797e
-def check_backbone(name: str # a built-in ('tiny', 'smollm2-135m'), a *.gguf file, a local model folder, or a Hugging Face id
-                  ) -> str:
-    "`name` if it can be loaded without surprises, else a `ConfigError` saying what it is not."
-    import os
-    from pathlib import Path
-    from marl_llm.models.base import BUILTIN_BACKBONES
-    from marl_llm.models.real import REAL_BACKBONES, BackboneError, check_gguf, wheel_gguf
-    if not isinstance(name, str) or not name: raise ConfigError(f"backbone must be a non-empty string, got {name!r}")
-    if name in BUILTIN_BACKBONES: return name
-    if name in REAL_BACKBONES or name.lower().endswith(".gguf"):    # the wheel installed; the file GGUF, whole, loadable
-        try: check_gguf(wheel_gguf(name) if name in REAL_BACKBONES else Path(name).expanduser())
-        except BackboneError as e: raise ConfigError(str(e)) from None
-        return name
-    p = Path(name).expanduser()
-    looks_like_path = name.startswith((".", "/", "~")) or name.count("/") > 1 or "\\" in name   # HF ids: 'org/name'
-    if p.is_dir():
-        if not (p / "config.json").is_file():
-            raise ConfigError(f"backbone folder {name!r} has no config.json (not a saved model; "
-                              f"save one with model.save_pretrained)")
-        return name
-    if looks_like_path or p.exists():
-        raise ConfigError(f"backbone {name!r} is not a folder; valid: {sorted(BUILTIN_BACKBONES) + sorted(REAL_BACKBONES)}, "
-                          f"a *.gguf file, a local model folder, or a Hugging Face id such as 'Qwen/Qwen2.5-0.5B-Instruct'")
-    try:
-        from huggingface_hub import try_to_load_from_cache
-        if isinstance(try_to_load_from_cache(name, "config.json"), str): return name
-    except Exception: pass                                               # not a valid repo id: fall through
-    if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False"):
-        raise ConfigError(f"backbone {name!r} is not built in ({sorted(BUILTIN_BACKBONES)}), not a local folder and not in "
-                          f"the Hugging Face cache, and HF_HUB_OFFLINE is set; download it first or pass a folder")
-    try:
-        from huggingface_hub import model_info
-        model_info(name, timeout=5)
-    except Exception as e:
-        raise ConfigError(f"backbone {name!r} is not built in ({sorted(BUILTIN_BACKBONES)}), not a local folder, and the "
-                          f"Hugging Face Hub does not have it or cannot be reached ({type(e).__name__})") from None
-    return name
+# %% ../../nbs/core/02_config.ipynb #ae58ba9b
+PROMPT_FORMATS = ("auto", "chat", "raw")
+"Valid `prompt_format` values: 'auto' (chat when the tokenizer has its own chat template, raw for `tiny`), 'chat', 'raw'."
+
+def check_prompt_format(fmt: str, # a `prompt_format` value to check
+                       ) -> str:
+    "`fmt` if it is one of `PROMPT_FORMATS`, else a one-line `ValueError` listing them (config, CLI and loader all use this)."
+    if fmt not in PROMPT_FORMATS: raise ValueError(f"prompt_format {fmt!r}; valid: {', '.join(PROMPT_FORMATS)}")
+    return fmt
 
 # %% ../../nbs/core/02_config.ipynb #97e752eb
 def config_from_dict(cls,   # a `RunConfig` subclass

@@ -13,11 +13,12 @@ from typing import Mapping, Sequence
 import numpy as np
 from ..core.records import Episode, RunDir, write_json, get_rng_state, set_rng_state, PLOTLY_JS, write_plotly_js
 from ..core.config import ConfigError, config_from_dict
-from ..analysis.audits import behaviour_metrics, partner_ablation, evaluate_policy
+from ..analysis.audits import behaviour_metrics, partner_ablation, evaluate_policy, fitted_change
+from ..methods.registry import audited_methods
 
 # %% auto #0
-__all__ = ['DECOUPLING', 'NotARunDirectory', 'load_run_config', 'run_checkpoints', 'fitted_change', 'rise_together', 'audit_run',
-           'audit_rows', 'audit_table', 'audit_figure', 'ablation_figure', 'audit_html', 'write_audit', 'audit_cli',
+__all__ = ['DECOUPLING', 'NotARunDirectory', 'load_run_config', 'run_checkpoints', 'rise_together', 'audit_run', 'audit_rows',
+           'audit_table', 'audit_figure', 'ablation_figure', 'audit_html', 'write_audit', 'audit_cli',
            'decoupling_experiment', 'decoupling_figure', 'decoupling_table']
 
 # %% ../../nbs/experiments/02_run_audit.ipynb #87a01f27
@@ -34,9 +35,10 @@ def load_run_config(run_dir):
                                f"checkpoints/ as written by `marl-llm train` (any option-game method)")
     try: d = json.loads((p / "config.json").read_text())
     except json.JSONDecodeError as e: raise NotARunDirectory(f"{str(p / 'config.json')!r} is not valid JSON: {e}") from None
-    if isinstance(d, dict) and d.get("method") not in (None, "pa-magrpo", "magrpo", "llm-also"):
+    audited = audited_methods()
+    if isinstance(d, dict) and d.get("method") not in (None, *audited):
         raise NotARunDirectory(f"{str(p)!r} holds a {d.get('method')!r} run; the behavioural audit covers the option-game "
-                               f"methods (pa-magrpo, magrpo, llm-also), whose episodes carry per-agent task events")
+                               f"methods ({', '.join(audited)}), whose episodes carry per-agent task events")
     if isinstance(d, dict) and d.get("method") == "llm-also":       # PA-MAGRPO underneath: audit its adapters as such
         keep = {f.name for f in dataclasses.fields(PAMAGRPOConfig)}
         d = {**{k: v for k, v in d.items() if k in keep}, "method": "pa-magrpo"}
@@ -57,13 +59,6 @@ def run_checkpoints(run_dir) -> dict[int, Path | None]:
     return dict(sorted(out.items()))
 
 # %% ../../nbs/experiments/02_run_audit.ipynb #229c1c80
-def fitted_change(x: Sequence[float], y: Sequence[float | None]) -> float | None:
-    "The change across `x` of the least-squares line through the points (x, y) with y defined (None if < 2)."
-    pts = [(float(a), float(b)) for a, b in zip(x, y) if b is not None and math.isfinite(b)]
-    if len(pts) < 2 or len({a for a, _ in pts}) < 2: return None
-    X, Y = np.array(pts).T
-    return round(float(np.polyfit(X, Y, 1)[0] * (X.max() - X.min())), 12)     # rounded: a flat curve gives 0, not 1e-15
-
 def rise_together(steps: Sequence[float], reward: Sequence[float | None], solo: Sequence[float | None],
                   min_reward_rise: float = 0.0, min_solo_rise: float = 0.05) -> dict | None:
     "A flag (dict) when the team reward and the solo-carry index both rise across checkpoints, else None."

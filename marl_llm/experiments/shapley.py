@@ -16,7 +16,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..core.records import write_json
-from ..games.tasks import Task, warm_base
+from ..games.tasks import Task
+from ..learn.sft import warm_base
 from ..learn.teams import handoff_prompt
 from ..methods.teamtr import TeamTRConfig, TeamTR
 from .teamtr import round_floats, curve_record, final_stats

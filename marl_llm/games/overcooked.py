@@ -15,7 +15,7 @@ from fastcore.basics import patch
 
 from .grid import MOVES, DIRECTIONS, DIRECTION_NAMES, INTERACT, add, distance_cache, GridParallelEnv, grid_figure
 # layouts, the recipe book and the pot state live in `games.overcooked_layout`
-from .overcooked_layout import TERRAIN, INGREDIENTS, ITEMS
+from .overcooked_layout import LAYOUTS, TERRAIN, INGREDIENTS, ITEMS
 from .overcooked_layout import Recipe, Layout, load_layout, Pot, _count
 
 # %% auto #0
@@ -31,6 +31,7 @@ _ITEM_CHAR = {"onion": "o", "tomato": "t", "dish": "d", "soup": "s"}
 class OvercookedEnv(GridParallelEnv):
     "overcooked-ai 1.1.0's rules as a seeded PettingZoo `ParallelEnv` over primitive actions for N agents."
     metadata = {**GridParallelEnv.metadata, "name": "overcooked_v0"}
+    LAYOUTS = LAYOUTS                       # the shipped layouts by name, as on every game class
 
     def __init__(self, layout: str | Path | Layout | Mapping = "cramped_room", n_agents: int | None = None,
                  horizon: int = 400, seed: int | None = None, render_mode: str | None = None,

@@ -20,7 +20,7 @@ __all__ = ['GRADERS', 'GSM8K_TEMPLATE', 'MATH_TEMPLATE', 'GPQA_TEMPLATE', 'ARITH
            'extract_answer', 'answers_match', 'last_boxed', 'normalise_latex', 'boxed_match', 'extract_choice', 'Task',
            'score', 'gsm8k_answer', 'gsm8k_tasks', 'read_jsonl', 'load_records', 'load_gsm8k', 'math500_tasks',
            'gpqa_tasks', 'load_math500', 'load_gpqa', 'arithmetic_task', 'arithmetic_tasks', 'TextTaskConfig',
-           'task_pool', 'make_tasks', 'warm_base']
+           'task_pool', 'make_tasks']
 
 # %% ../../nbs/games/09_tasks.ipynb #faca57de
 _NUM = re.compile(r"-?\$?\d[\d,]*(?:\.\d+)?|-?\$?\.\d+")
@@ -330,23 +330,3 @@ def make_tasks(cfg: TextTaskConfig, # task settings
     pool = task_pool(cfg, split)
     idx = np.random.default_rng(seed).choice(len(pool), size=min(n, len(pool)), replace=False)
     return [pool[i] for i in idx]
-
-def warm_base(cfg: TextTaskConfig, # the run's config (backbone, task and sft_* fields)
-              pairs,               # callable: training tasks -> [(prompt, completion)], the method's gold transcripts
-              cache_dir: str | Path, # where warm-started bases are cached
-              key: dict,           # the method's settings that change its pairs (part of the cache key)
-              quiet: bool = True,  # no warm-start progress output
-              create: bool = True, # warm-start if not cached (False: only the path; another rank creates it)
-             ) -> str:
-    "The base of `cfg`: its backbone, or the folder of its warm start (`learn/06_sft`) on `pairs`, cached under a key of its settings."
-    if cfg.sft_steps <= 0: return cfg.backbone
-    from marl_llm.learn.sft import sft_warm_start
-    fields = ("backbone", "sft_steps", "sft_lr", "sft_batch", "sft_seed", "task", "data", "max_digit", "template")
-    blob = json.dumps({**{k: getattr(cfg, k) for k in fields}, "terms": cfg.n_terms, **key}, sort_keys=True)
-    folder = Path(cache_dir) / f"sft-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
-    if create and not (folder / "sft_log.json").exists():
-        pool = (make_tasks(cfg, max(1024, cfg.sft_batch * 8), seed=2_000_000 + cfg.sft_seed) if cfg.task == "arithmetic"
-                else task_pool(cfg, "train"))
-        sft_warm_start(cfg.backbone, pairs(pool), folder, device=cfg.device, seed=cfg.sft_seed, max_steps=cfg.sft_steps,
-                       lr=cfg.sft_lr, batch=cfg.sft_batch, scheduler="constant", warmup_steps=0, quiet=quiet)
-    return str(folder)

@@ -16,7 +16,7 @@ import torch
 
 from ..core.records import Episode, Turn, RunDir, peak_rss_mb, seed_everything, write_json, write_figure_html
 from ..core.config import RunConfig, ConfigError
-from ..models.base import load_backbone
+from ..models.base import check_backbone, load_backbone
 from ..models.adapters import AgentAdapters
 from ..models.base import resolve_prompt_format
 from .checkpoint import Checkpointer, CheckpointError, NonFiniteLoss
@@ -101,6 +101,7 @@ class Method:
         if not isinstance(cfg, self.config_class):
             raise ConfigError(f"{type(self).__name__} takes a {self.config_class.__name__}, got {type(cfg).__name__}")
         self.cfg = cfg.validate()
+        check_backbone(self.cfg.backbone)
         self.adapters, self.optimizers, self.ctx = None, {}, None
 
     def setup(self, ctx: Context) -> None: raise NotImplementedError

@@ -6,16 +6,17 @@ Docs: https://marl-llm.github.io/marl_llm/learn/sft.html.md"""
 
 # %% ../../nbs/learn/06_sft.ipynb #65283408
 from __future__ import annotations
-import json, os, shutil, time, uuid
+import hashlib, json, os, shutil, time, uuid
 from pathlib import Path
 from typing import Sequence
 
 from ..core.records import seed_everything, write_json
 from ..models.prompts import completion_text, format_prompts
 from ..models.base import load_backbone
+from ..games.tasks import TextTaskConfig, make_tasks, task_pool
 
 # %% auto #0
-__all__ = ['sft_warm_start', 'sft_losses']
+__all__ = ['sft_warm_start', 'sft_losses', 'warm_base']
 
 # %% ../../nbs/learn/06_sft.ipynb #fc49b01e
 def sft_warm_start(backbone: str,                         # 'tiny', an HF id or a local path: the model to fine-tune
@@ -77,3 +78,23 @@ def sft_losses(path: str | Path) -> list[float]:
     "The training losses TRL logged during the warm start saved in `path` (its mean loss if the run was too short to log)."
     log = json.loads((Path(path) / "sft_log.json").read_text())["log"]
     return [r["loss"] for r in log if "loss" in r] or [r["train_loss"] for r in log if "train_loss" in r]
+
+# %% ../../nbs/learn/06_sft.ipynb #090b63b4
+def warm_base(cfg: TextTaskConfig, # the run's config (backbone, task and sft_* fields)
+              pairs,               # callable: training tasks -> [(prompt, completion)], the method's gold transcripts
+              cache_dir: str | Path, # where warm-started bases are cached
+              key: dict,           # the method's settings that change its pairs (part of the cache key)
+              quiet: bool = True,  # no warm-start progress output
+              create: bool = True, # warm-start if not cached (False: only the path; another rank creates it)
+             ) -> str:
+    "The base of `cfg`: its backbone, or the folder of its warm start (`learn/06_sft`) on `pairs`, cached under a key of its settings."
+    if cfg.sft_steps <= 0: return cfg.backbone
+    fields = ("backbone", "sft_steps", "sft_lr", "sft_batch", "sft_seed", "task", "data", "max_digit", "template")
+    blob = json.dumps({**{k: getattr(cfg, k) for k in fields}, "terms": cfg.n_terms, **key}, sort_keys=True)
+    folder = Path(cache_dir) / f"sft-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
+    if create and not (folder / "sft_log.json").exists():
+        pool = (make_tasks(cfg, max(1024, cfg.sft_batch * 8), seed=2_000_000 + cfg.sft_seed) if cfg.task == "arithmetic"
+                else task_pool(cfg, "train"))
+        sft_warm_start(cfg.backbone, pairs(pool), folder, device=cfg.device, seed=cfg.sft_seed, max_steps=cfg.sft_steps,
+                       lr=cfg.sft_lr, batch=cfg.sft_batch, scheduler="constant", warmup_steps=0, quiet=quiet)
+    return str(folder)

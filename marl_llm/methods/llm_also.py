@@ -24,7 +24,7 @@ from .pa_magrpo import PAMAGRPO, PAMAGRPOConfig
 from ..options.env import OptionEnv
 from ..options.rollout import SHAPING, rollout as play_options
 from ..analysis.audits import FAILED, behaviour_metrics
-from ..experiments.run_audit import fitted_change
+from ..analysis.audits import fitted_change
 from ..models.adapters import BASE
 from ..models.sampling import sample_texts
 
@@ -536,7 +536,6 @@ def also_figure(rows: Sequence[dict], validations: Sequence[dict], adoptions: Se
 
 @patch
 def finish(self: LLMALSO, pipe):
-    "PA-MAGRPO's reports, then `also.html` (the main line, the branches, the adopted shaping)."
-    PAMAGRPO.finish(self, pipe)
+    "`also.html`: the main line, the branches, the adopted shaping."
     write_figure_html(pipe.out / "also.html", also_figure(pipe.run.metrics(), self.validations, self.adoptions,
                                                           f"LLM-ALSO: {pipe.out.name}"))

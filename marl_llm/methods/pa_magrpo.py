@@ -140,8 +140,3 @@ def evaluate(self: PAMAGRPO, step: int, record: int = 0) -> dict:
     team = [ep.meta["task_reward"] for ep in eps]
     return {"eval/team_reward": float(np.mean(team)), "eval/team_reward_std": float(np.std(team)),
             "_episodes": self.eval_env.episodes[:record]}
-
-@patch
-def finish(self: PAMAGRPO, pipe) -> None:
-    from marl_llm.experiments.run_audit import write_audit
-    write_audit(pipe.out, trainer=self)

@@ -19,7 +19,8 @@ from ..core.records import Episode
 from ..core.config import ConfigError, arg
 from ..models.base import Backbone, load_backbone
 from ..models.adapters import AgentAdapters
-from ..games.tasks import Task, TextTaskConfig, make_tasks, warm_base
+from ..games.tasks import Task, TextTaskConfig, make_tasks
+from ..learn.sft import warm_base
 from ..learn.teams import ROUTERS, Component, Team, team_rollout, sft_pairs
 from ..learn.trust_region import TrustRegionConfig, SCHEDULES, tr_update, certificate_proxy, stale_weights
 from ..learn.credit import magrpo_credit
@@ -68,7 +69,7 @@ def sft_base(cfg: TeamTRConfig,          # the run's config (backbone and sft_* 
              quiet: bool = True,         # no warm-start progress output
              create: bool = True,        # warm-start if not cached (False: only the path; another rank creates it)
             ) -> str:
-    "The base of `cfg`: its backbone, or the folder of its warm start on the gold hand-offs (`tasks.warm_base`)."
+    "The base of `cfg`: its backbone, or the folder of its warm start on the gold hand-offs (`learn.sft.warm_base`)."
     return warm_base(cfg, lambda pool: sft_pairs(pool, cfg.n_components), cache_dir,
                      {"n_components": cfg.n_components, "format": 2}, quiet=quiet, create=create)
 

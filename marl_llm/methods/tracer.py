@@ -19,7 +19,8 @@ from plotly.subplots import make_subplots
 
 from ..core.records import Episode, Turn, write_figure_html
 from ..core.config import ConfigError, arg
-from ..games.tasks import Task, TextTaskConfig, make_tasks, warm_base
+from ..games.tasks import Task, TextTaskConfig, make_tasks
+from ..learn.sft import warm_base
 from ..models.sampling import sample_texts
 from ..models.prompts import Prompt
 from ..learn.credit import group_normalise
@@ -126,7 +127,7 @@ def warm_pairs(tasks: Sequence[Task], agents: int = 2, rounds: int = 5, seed: in
 
 
 def warm_start(cfg: TRACERConfig, cache_dir, quiet: bool = True, create: bool = True) -> str:
-    "The base of `cfg`: the shared warm start (`tasks.warm_base`, `learn/06_sft`) on `warm_pairs`, cached in `cache_dir`."
+    "The base of `cfg`: the shared warm start (`learn.sft.warm_base`) on `warm_pairs`, cached in `cache_dir`."
     return warm_base(cfg, lambda pool: warm_pairs(pool, cfg.agents, cfg.rounds, cfg.sft_seed), cache_dir,
                      {"method": "tracer", "agents": cfg.agents, "rounds": cfg.rounds, "format": 1}, quiet=quiet, create=create)
 

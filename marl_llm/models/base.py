@@ -23,14 +23,15 @@ from typing import Any, Sequence
 
 import torch
 
-from .real import REAL_BACKBONES, gguf_folder, wheel_gguf
+from ..core.config import ConfigError, check_prompt_format
+from .real import REAL_BACKBONES, BackboneError, check_gguf, gguf_folder, wheel_gguf
 
 # %% auto #0
 __all__ = ['SPECIAL_TOKENS', 'WORD_START', 'CHARS', 'WORDS', 'PIECES_FILE', 'TINY_CHAT_TEMPLATE', 'TINY_CONFIG', 'SMALL_CONFIG',
-           'BUILTIN_BACKBONES', 'PROMPT_FORMATS', 'domain_pieces', 'tiny_vocab', 'tiny_normalizer',
-           'tiny_pre_tokenizer', 'build_tiny_tokenizer', 'default_cache_dir', 'builtin_cache_key', 'build_builtin',
-           'Backbone', 'check_prompt_format', 'resolve_prompt_format', 'load_backbone', 'position_ids_from_mask',
-           'last_token_index', 'pad_rows']
+           'BUILTIN_BACKBONES', 'domain_pieces', 'tiny_vocab', 'tiny_normalizer', 'tiny_pre_tokenizer',
+           'build_tiny_tokenizer', 'default_cache_dir', 'builtin_cache_key', 'build_builtin', 'Backbone',
+           'resolve_prompt_format', 'load_backbone', 'check_backbone', 'position_ids_from_mask', 'last_token_index',
+           'pad_rows']
 
 # %% ../../nbs/models/02_base.ipynb #e01ce0cf
 SPECIAL_TOKENS = {"pad": "<pad>", "bos": "<s>", "eos": "</s>", "unk": "<unk>"}
@@ -204,15 +205,6 @@ def _torch_dtype(dtype):
     raise ValueError(f"unknown dtype {dtype!r}; valid: a torch.dtype, or 'float32', 'float16', 'bfloat16', ...")
 
 # %% ../../nbs/models/02_base.ipynb #82e70f6e
-PROMPT_FORMATS = ("auto", "chat", "raw")
-"Valid `prompt_format` values: 'auto' (chat when the tokenizer has its own chat template, raw for `tiny`), 'chat', 'raw'."
-
-def check_prompt_format(fmt: str, # a `prompt_format` value to check
-                       ) -> str:
-    "`fmt` if it is one of `PROMPT_FORMATS`, else a one-line `ValueError` listing them (config, CLI and loader all use this)."
-    if fmt not in PROMPT_FORMATS: raise ValueError(f"prompt_format {fmt!r}; valid: {', '.join(PROMPT_FORMATS)}")
-    return fmt
-
 def resolve_prompt_format(fmt: str,     # 'auto', 'chat' or 'raw'
                           tokenizer,    # the backbone's tokenizer
                           name: str = "", # the backbone's name, for the error message
@@ -325,6 +317,41 @@ def load_backbone(name: str = "tiny",          # a built-in ('tiny', 'small', 's
     model = model.to(device).eval()
     return Backbone(model=model, tokenizer=tokenizer, name=name, device=str(device), path=path,
                     prompt_format=resolve_prompt_format(prompt_format, tokenizer, name))
+
+# %% ../../nbs/models/02_base.ipynb #d4c1797e
+def check_backbone(name: str # a built-in ('tiny', 'smollm2-135m'), a *.gguf file, a local model folder, or a Hugging Face id
+                  ) -> str:
+    "`name` if it can be loaded without surprises, else a `ConfigError` saying what it is not."
+    if not isinstance(name, str) or not name: raise ConfigError(f"backbone must be a non-empty string, got {name!r}")
+    if name in BUILTIN_BACKBONES: return name
+    if name in REAL_BACKBONES or name.lower().endswith(".gguf"):    # the wheel installed; the file GGUF, whole, loadable
+        try: check_gguf(wheel_gguf(name) if name in REAL_BACKBONES else Path(name).expanduser())
+        except BackboneError as e: raise ConfigError(str(e)) from None
+        return name
+    p = Path(name).expanduser()
+    looks_like_path = name.startswith((".", "/", "~")) or name.count("/") > 1 or "\\" in name   # HF ids: 'org/name'
+    if p.is_dir():
+        if not (p / "config.json").is_file():
+            raise ConfigError(f"backbone folder {name!r} has no config.json (not a saved model; "
+                              f"save one with model.save_pretrained)")
+        return name
+    if looks_like_path or p.exists():
+        raise ConfigError(f"backbone {name!r} is not a folder; valid: {sorted(BUILTIN_BACKBONES) + sorted(REAL_BACKBONES)}, "
+                          f"a *.gguf file, a local model folder, or a Hugging Face id such as 'Qwen/Qwen2.5-0.5B-Instruct'")
+    try:
+        from huggingface_hub import try_to_load_from_cache
+        if isinstance(try_to_load_from_cache(name, "config.json"), str): return name
+    except Exception: pass                                               # not a valid repo id: fall through
+    if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False"):
+        raise ConfigError(f"backbone {name!r} is not built in ({sorted(BUILTIN_BACKBONES)}), not a local folder and not in "
+                          f"the Hugging Face cache, and HF_HUB_OFFLINE is set; download it first or pass a folder")
+    try:
+        from huggingface_hub import model_info
+        model_info(name, timeout=5)
+    except Exception as e:
+        raise ConfigError(f"backbone {name!r} is not built in ({sorted(BUILTIN_BACKBONES)}), not a local folder, and the "
+                          f"Hugging Face Hub does not have it or cannot be reached ({type(e).__name__})") from None
+    return name
 
 # %% ../../nbs/models/02_base.ipynb #a763a45d
 def position_ids_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:

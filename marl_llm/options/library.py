@@ -262,8 +262,7 @@ class GameSpec:
         return getattr(importlib.import_module(self.module), self.env_class)
     def layouts(self) -> list[str]:
         "Names of the layouts the game ships."
-        cls = self.env_cls()
-        return sorted(getattr(cls, "LAYOUTS", None) or getattr(importlib.import_module(self.module), "LAYOUTS"))
+        return sorted(self.env_cls().LAYOUTS)
 
 GAMES: dict[str, GameSpec] = {}
 "Registered games by name."
