@@ -1,6 +1,6 @@
 """LLM-ALSO at CPU scale: sparse-reward Overcooked, the rule-based critic and generator with branch validation
 against no shaping, the fixed `overcooked` preset and unvalidated one-shot proposals — 3 seeds, equal total
-compute (branch updates count; see `nbs/experiments/06_llm_also.ipynb`). Writes `nbs/data/llm_also.json`
+compute (branch updates count; see `nbs/experiments/07_llm_also.ipynb`). Writes `nbs/data/llm_also.json`
 (loaded and plotted by the notebook) and prints held-out sparse return ± std, runs with a soup, updates to
 the first soup and the share of compute spent in branches per arm.
 

@@ -1,6 +1,6 @@
 """TRACER's ablation at CPU scale: regret-matching controllers vs always-speak, never-speak and random
 controllers, and GSPO on vs off — 3 seeds, one shared warm start, equal compute (see
-`nbs/experiments/04_tracer.ipynb`). Writes `nbs/data/tracer_ablation.json` (loaded and plotted by the
+`nbs/experiments/05_tracer.ipynb`). Writes `nbs/data/tracer_ablation.json` (loaded and plotted by the
 notebook) and prints held-out accuracy ± std, tokens per solved problem and speak/refresh rates per arm.
 
     OMP_NUM_THREADS=1 python benchmarks/tracer_ablation.py            # ABLATION_SETTINGS, seeds 0 1 2 (~1 h of one core)

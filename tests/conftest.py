@@ -12,7 +12,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # `make test` runs one pytest-xdist worker per core (`--dist worksteal`). The longest tests start first, so the
 # workers finish together: the first worker's queue starts with them and the other steals from its tail, which
 # usually leaves a test file's module-scoped fixtures (a trained run, a built docs site) made once.
-SLOW_FIRST = ("test_browser.py", "methods/06_tracer", "methods/07_llm_also", "methods/01_pa_magrpo", "test_train_cli.py", "test_faults.py")
+SLOW_FIRST = ("test_browser.py", "methods/06_tracer", "methods/08_llm_also", "methods/01_pa_magrpo", "test_train_cli.py", "test_faults.py")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,4 +1,4 @@
-"""The behavioural audit of a training run directory: every checkpoint evaluated on held-out seeds with the metrics of `analysis/02_audits`, partner ablation, flags when reward and solo-carry rise together, `audit.json` / `audit.html` in the run, `marl-llm audit`, and the decoupling experiment.
+"""The behavioural audit of a training run directory: every checkpoint evaluated on held-out seeds with the metrics of `analysis/02_audits`, partner ablation, flags when reward and solo-carry rise together, `audit.json` / `audit.html` in the run and `marl-llm audit`. The decoupling experiment that uses it is `experiments/03_decoupling`.
 
 Docs: https://marl-llm.github.io/marl_llm/experiments/run_audit.html.md"""
 
@@ -6,20 +6,18 @@ Docs: https://marl-llm.github.io/marl_llm/experiments/run_audit.html.md"""
 
 # %% ../../nbs/experiments/02_run_audit.ipynb #3359d10a
 from __future__ import annotations
-import argparse, dataclasses, html, json, math, sys, tempfile, time
+import argparse, dataclasses, html, json, sys, tempfile, time
 from pathlib import Path
 from typing import Mapping, Sequence
 
-import numpy as np
 from ..core.records import Episode, RunDir, write_json, get_rng_state, set_rng_state, PLOTLY_JS, write_plotly_js
 from ..core.config import ConfigError, config_from_dict
 from ..analysis.audits import behaviour_metrics, partner_ablation, evaluate_policy, fitted_change
 from ..methods.registry import audited_methods
 
 # %% auto #0
-__all__ = ['DECOUPLING', 'NotARunDirectory', 'load_run_config', 'run_checkpoints', 'rise_together', 'audit_run', 'audit_rows',
-           'audit_table', 'audit_figure', 'ablation_figure', 'audit_html', 'write_audit', 'audit_cli',
-           'decoupling_experiment', 'decoupling_figure', 'decoupling_table']
+__all__ = ['NotARunDirectory', 'load_run_config', 'run_checkpoints', 'rise_together', 'audit_run', 'audit_rows', 'audit_table',
+           'audit_figure', 'ablation_figure', 'audit_html', 'write_audit', 'audit_cli']
 
 # %% ../../nbs/experiments/02_run_audit.ipynb #87a01f27
 class NotARunDirectory(ValueError):
@@ -338,83 +336,3 @@ def audit_cli(argv: list[str] | None = None) -> int:
 
 # %% ../../nbs/experiments/02_run_audit.ipynb #04a08b27
 if __name__ == "__main__" and "ipykernel" not in sys.modules: sys.exit(audit_cli())
-
-# %% ../../nbs/experiments/02_run_audit.ipynb #6ba25523
-DECOUPLING: dict = dict(game="overcooked", updates=12, envs=2, group=3, horizon=200, epochs=1, eval_envs=4, eval_every=4,
-                        checkpoint_every=2, record_episodes=2, shaping="overcooked")
-"Training settings of the decoupling experiment (sized for a 2-core CPU with the tiny backbone)."
-
-def _finished(run: Path, cfg) -> bool:
-    "Does `run` hold a finished run of exactly `cfg`?"
-    if not (run / "config.json").exists() or not (run / "adapters").is_dir(): return False
-    try: same = dataclasses.asdict(load_run_config(run)) == dataclasses.asdict(cfg)
-    except ValueError: return False
-    return same and any(r.get("step") == cfg.updates for r in RunDir(run, quiet=True).metrics())
-
-def decoupling_experiment(out="runs/decoupling", layouts: Sequence[str] = ("cramped_room", "forced_coordination"),
-                          seeds: Sequence[int] = (0, 1), audit_episodes: int = 8, guard_episodes: int = 40,
-                          progress: bool = True, **overrides) -> dict:
-    "Train PA-MAGRPO on each layout and seed (finished runs are reused), audit every run, summarise reward and solo-carry."
-    from marl_llm.methods.pa_magrpo import PAMAGRPOConfig, PAMAGRPO
-    from marl_llm.learn.pipeline import Pipeline
-    from marl_llm.options.burnin import burn_in
-    from marl_llm.options.guards import synthesize
-    out, t0 = Path(out), time.time()
-    kw = {**DECOUPLING, **overrides}
-    runs = []
-    for layout in layouts:
-        g = out / f"guards_{layout}.json"
-        if not g.exists():
-            synthesize(burn_in(kw["game"], layout, episodes=guard_episodes, seeds=(0,), horizon=kw["horizon"]), m=3).save(g)
-        for s in seeds:
-            cfg = PAMAGRPOConfig(layout=layout, guards=str(g), seed=int(s), **kw).validate()
-            run = out / f"{layout}_seed{s}"
-            t1 = time.time()
-            if not _finished(run, cfg):
-                Pipeline(PAMAGRPO(cfg), run, resume=(run / "checkpoints" / "latest.json").exists(), quiet=not progress,
-                         keep_checkpoints=10**6).fit()           # keep every checkpoint: the audit's curve
-            t_train = time.time() - t1
-            a = write_audit(run, episodes=audit_episodes, progress=progress)
-            ck = a["checkpoints"]
-            runs.append({"layout": layout, "seed": int(s), "run": run.name, "train_s": round(t_train, 1), "audit_s": a["time_s"],
-                         "reward_first": ck[0]["team_reward"], "reward_last": ck[-1]["team_reward"],
-                         "solo_first": ck[0]["solo_carry"], "solo_last": ck[-1]["solo_carry"],
-                         "curve": [{k: r[k] for k in ("step", "team_reward", "team_reward_std", "solo_carry", "idle_fraction",
-                                                       "specialisation", "joint_per_episode", "joint_events")}
-                                   | {"shares": {ag: r["agents"][ag]["share"] for ag in a["agents"]},
-                                      "progress": {ag: r["agents"][ag]["progress"] for ag in a["agents"]}} for r in ck],
-                         "ablation": ck[-1].get("ablation"), "flags": a["flags"], "reward_curve": a["reward_curve"]})
-    return {"config": {**kw, "backbone": "tiny", "algo": "pa-magrpo", "guard_episodes": guard_episodes,
-                       "audit_episodes": audit_episodes, "eval_seed": PAMAGRPOConfig().eval_seed},
-            "layouts": list(layouts), "seeds": [int(s) for s in seeds], "runs": runs, "time_s": round(time.time() - t0, 1)}
-
-def decoupling_figure(res: Mapping):
-    "Plotly figure: held-out team reward and solo-carry across checkpoints, one colour per layout (one line per seed)."
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
-    fig = make_subplots(rows=1, cols=3, subplot_titles=("held-out team reward", "solo-carry", "joint events per episode"),
-                        horizontal_spacing=.08)
-    colors = dict(zip(res["layouts"], ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"]))
-    for r in res["runs"]:
-        x = [c["step"] for c in r["curve"]]
-        name, col = f"{r['layout']} seed {r['seed']}", colors[r["layout"]]
-        dash = ("solid", "dash", "dot", "dashdot")[list(res["seeds"]).index(r["seed"]) % 4] if r["seed"] in res["seeds"] else "solid"
-        for k, key in enumerate(("team_reward", "solo_carry", "joint_per_episode")):
-            fig.add_trace(go.Scatter(x=x, y=[c[key] for c in r["curve"]], name=name, legendgroup=name, showlegend=k == 0,
-                                     mode="lines+markers", line=dict(color=col, dash=dash)), 1, k + 1)
-    fig.update_yaxes(range=[-0.02, 1.02], row=1, col=2)
-    fig.update_xaxes(title="update")
-    fig.update_layout(title="decoupling: the same trainer on a kitchen one agent can run alone vs one that forces hand-offs",
-                      height=380, width=980)
-    return fig
-
-def decoupling_table(res: Mapping) -> str:
-    "Reward and solo-carry per layout and seed, first vs last checkpoint, with the idle-ablation need of each agent."
-    lines = [f"{'layout':<22}{'seed':>5}{'reward@0':>10}{'reward@end':>12}{'solo@0':>8}{'solo@end':>10}{'joint/ep@end':>14}"
-             f"  reward drop with an idle stand-in (need)"]
-    for r in res["runs"]:
-        ab = r.get("ablation") or {"agents": {}}
-        need = ", ".join(f"{a} {_f(d.get('idle', {}).get('drop'))} ({_f(d.get('idle', {}).get('need'))})" for a, d in ab["agents"].items())
-        lines.append(f"{r['layout']:<22}{r['seed']:>5}{_f(r['reward_first']):>10}{_f(r['reward_last']):>12}"
-                     f"{_f(r['solo_first']):>8}{_f(r['solo_last']):>10}{_f(r['curve'][-1]['joint_per_episode']):>14}  {need}")
-    return "\n".join(lines)

@@ -6,7 +6,7 @@ Docs: https://marl-llm.github.io/marl_llm/games/tasks.html.md"""
 
 # %% ../../nbs/games/09_tasks.ipynb #092c3e4b
 from __future__ import annotations
-import hashlib, itertools, json, re
+import itertools, json, re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path

@@ -24,7 +24,8 @@ from ..learn.sft import warm_base
 from ..learn.teams import ROUTERS, Component, Team, team_rollout, sft_pairs
 from ..learn.trust_region import TrustRegionConfig, SCHEDULES, tr_update, certificate_proxy, stale_weights
 from ..learn.credit import magrpo_credit
-from ..learn.shapley import ShapleyFields, team_game, shapley, batch_signals, signal_advantages, rule_prm
+from ..learn.shapley import ShapleyFields, team_game, shapley
+from ..learn.first_error import batch_signals, signal_advantages, rule_prm
 from ..learn.pipeline import Method, make_optimizers, throughput
 
 # %% auto #0

@@ -6,16 +6,12 @@ Docs: https://marl-llm.github.io/marl_llm/methods/tracer.html.md"""
 
 # %% ../../nbs/methods/06_tracer.ipynb #7126fe42
 from __future__ import annotations
-import html, math, re
+import math, re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import torch
-import ipywidgets as W
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from ..core.records import Episode, Turn, write_figure_html
 from ..core.config import ConfigError, arg
@@ -27,14 +23,14 @@ from ..learn.credit import group_normalise
 from ..learn.update import per_agent_update, text_logprob_fn
 from ..learn.regret_matching import RegretTable
 from ..learn.pipeline import Method
-from ..analysis.stepper import CHOSEN_STYLE, StepControls, prob_bar
+from ..analysis.tracer_views import controller_snapshot, controller_figure, write_rounds_html
 from ..models.adapters import BASE
-from ..learn.shapley import ShapleyFields, CoalitionGame, shapley, spread_signals, signal_advantages
+from ..learn.shapley import ShapleyFields, CoalitionGame, shapley
+from ..learn.first_error import spread_signals, signal_advantages
 
 # %% auto #0
 __all__ = ['CONTROLLERS', 'CREDITS', 'TRACERConfig', 'verdict', 'score_state', 'role_reward', 'prompt', 'warm_pairs',
-           'warm_start', 'play', 'TRACER', 'controller_snapshot', 'controller_figure', 'rounds_html',
-           'write_rounds_html', 'RoundViewer']
+           'warm_start', 'play', 'TRACER']
 
 # %% ../../nbs/methods/06_tracer.ipynb #e2cf8cae
 CONTROLLERS = ("rm", "always", "never", "random")
@@ -325,85 +321,3 @@ class TRACER(Method):
         if self.history: write_figure_html(pipe.out / "controllers.html", controller_figure(self.history))
         eps = sorted((pipe.out / "episodes").glob("eval_step*_env*.json"))
         if eps: write_rounds_html(pipe.out / "rounds.html", [Episode.load(e) for e in eps])
-
-# %% ../../nbs/methods/06_tracer.ipynb #561a5276
-def _state_label(state) -> str:
-    b, last = state
-    return (b if isinstance(b, str) else f"vote {b:+d}") + (" · last" if last else "")
-
-def _state_order(state) -> tuple:
-    b, last = state
-    return (0 if b == "none" else 1 if b == "invalid" else 2, 0 if isinstance(b, str) else b, last)
-
-def controller_snapshot(tables: dict) -> dict:
-    "Average strategies now: {'review': {agent: {state: P(speak)}}, 'propose': {agent: {state: P(refresh)}}}."
-    return {kind: {a: {_state_label(s): d[kind].average_strategy(s)[act] for s in sorted(d[kind].regret, key=_state_order)}
-                   for a, d in tables.items()}
-            for kind, act in (("review", "speak"), ("propose", "refresh"))}
-
-def controller_figure(history: Sequence[dict]) -> go.Figure:
-    "Heatmaps over training: P(speak) and P(refresh) per agent and state (rows) at each evaluation (columns)."
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("P(speak) at review time", "P(refresh) at proposal time"),
-                        horizontal_spacing=0.2)
-    steps, n = [str(h["step"]) for h in history], 1
-    for col, kind in enumerate(("review", "propose"), 1):
-        rows = [(a, lab) for a, d in history[-1][kind].items() for lab in d]     # tables only grow: the last has all
-        z = [[h[kind].get(a, {}).get(lab) for h in history] for a, lab in rows]
-        fig.add_trace(go.Heatmap(z=z, x=steps, y=[f"{a} · {lab}" for a, lab in rows], zmin=0, zmax=1, colorscale="Viridis",
-                                 showscale=col == 2, hovertemplate="update %{x}<br>%{y}<br>p = %{z:.2f}<extra></extra>"), 1, col)
-        n = max(n, len(rows))
-    fig.update_xaxes(title_text="update", type="category")
-    fig.update_layout(height=max(320, 140 + 24 * n), width=1000, margin=dict(l=140),
-                      title="TRACER controllers over training (average strategy: what evaluation plays; blank = state not seen yet)")
-    return fig
-
-# %% ../../nbs/methods/06_tracer.ipynb #8ea38d27
-def rounds_html(ep: Episode,                 # a TRACER episode (`play`)
-                upto: int | None = None,     # show rounds 1..upto (None: all)
-                current: int | None = None,  # highlight this round (None: highlight what entered the transcript)
-               ) -> str:
-    "An episode's rounds as an HTML table in the stepper's look: agent, controller action and probability, text, pending, vote."
-    m = ep.meta
-    mark = "✓ solved" if m.get("team_reward", 0) > 0 else "✗ not solved"
-    out = [f"<div style='margin:8px 0 4px'><b>{html.escape(m.get('problem', ''))}</b> &nbsp; gold <code>{html.escape(str(m.get('answer')))}</code>"
-           f" &nbsp; team's final <code>{html.escape(str(m.get('final') or '—'))}</code> &nbsp; {mark}</div>",
-           "<table style='font-size:12px;border-collapse:collapse'><tr style='color:#666'><th>round</th><th>agent</th>"
-           "<th>role</th><th>controller</th><th colspan=2>P(action)</th><th style='text-align:left'>said</th>"
-           "<th>pending</th><th>vote</th></tr>"]
-    for x in m["log"][:upto]:
-        spoken = x["action"] in ("refresh", "speak")
-        hot = x["round"] == current if current is not None else spoken
-        why = "no answer yet" if x["state"][0] == "none" else "fixed"            # a first proposal, or a baseline controller
-        bar = prob_bar(x["p"]) if x.get("p") is not None else f"<td></td><td style='color:#666'>{why}</td>"
-        said = html.escape(x.get("text") or "")
-        said = f"<code>{said}</code>" if spoken else (f"<span style='color:#999'>(not said) {said}</span>" if said else "")
-        out.append(f"<tr style='{CHOSEN_STYLE if hot else ''}'><td>{x['round']}</td><td><b>{x['agent']}</b></td><td>{x['role']}</td>"
-                   f"<td>{x['action']}</td>{bar}<td>{said}</td><td><code>{html.escape(str(x['pending'] or '—'))}</code></td>"
-                   f"<td>{x['score']:+d}</td></tr>")
-    return "".join(out) + "</table>"
-
-def write_rounds_html(path, episodes: Sequence[Episode]) -> Path:
-    "A self-contained page of `rounds_html` for each episode (no scripts: opens anywhere)."
-    body = "".join(rounds_html(ep) for ep in episodes)
-    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>TRACER rounds</title></head>"
-            f"<body style='font-family:sans-serif'><h3>TRACER rounds ({len(episodes)} episodes)</h3>{body}</body></html>")
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(page, encoding="utf-8")
-    return Path(path)
-
-class RoundViewer:
-    "Step through a TRACER episode's rounds (an `Episode` or its JSON path) with the stepper's controls."
-    def __init__(self, episode: Episode | str | Path):
-        self.episode = episode if isinstance(episode, Episode) else Episode.load(episode)
-        n = len(self.episode.meta.get("log", []))
-        if n == 0: raise ValueError("the episode has no TRACER rounds (meta['log'] is empty); record one with `play`")
-        self.html = W.HTML()
-        self.controls = StepControls(n, "round", self._show)
-        self.widget = W.VBox([self.controls.box, self.html])
-        self._show(0)
-
-    def _show(self, k: int) -> None: self.html.value = rounds_html(self.episode, upto=k + 1, current=k + 1)
-    def _repr_html_(self) -> str: return rounds_html(self.episode)           # static pages: every round at once
-    def _ipython_display_(self):
-        from IPython.display import display
-        display(self.widget)

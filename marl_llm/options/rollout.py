@@ -69,7 +69,7 @@ def team_total(oenv: OptionEnv, b: int, shaping: dict | None = None) -> float:
     "The team's reward so far in env `b` (shared rewards counted once), plus shaping bonuses for its events."
     env, r = oenv.envs[b], oenv.returns[b]
     total = float(r.mean() if getattr(env, "shared_reward", False) else r.sum())
-    if shaping:                                       # a preset dict, or anything with `bonus(event)` (`methods/07_llm_also`)
+    if shaping:                                       # a preset dict, or anything with `bonus(event)` (`methods/08_llm_also`)
         bonus = shaping.bonus if hasattr(shaping, "bonus") else lambda e: shaping.get(e["kind"], 0.0) * e.get("cells", 1)
         total += sum(bonus(e) for e in env.event_log)
     return total
