@@ -8,25 +8,25 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test
 
-from marl_llm.games.strategic import GAMES, make_game
+from marl_llm.games.strategic import STRATEGIC_GAMES, make_strategic_game
 from marl_llm.games.opponents import OPPONENTS, opponent, play
 
 
-@pytest.mark.parametrize("name", sorted(GAMES))
+@pytest.mark.parametrize("name", sorted(STRATEGIC_GAMES))
 def test_api(name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        api_test(make_game(name), num_cycles=300)
+        api_test(make_strategic_game(name), num_cycles=300)
 
 
-@pytest.mark.parametrize("name", sorted(GAMES))
+@pytest.mark.parametrize("name", sorted(STRATEGIC_GAMES))
 def test_seeded_and_forfeit(name):
     kinds = sorted(OPPONENTS[name])
     for s in range(5):                                   # same seed, same game
-        a = play(make_game(name), [opponent(name, kinds[0]), opponent(name, kinds[-1])], seed=s)
-        b = play(make_game(name), [opponent(name, kinds[0]), opponent(name, kinds[-1])], seed=s)
+        a = play(make_strategic_game(name), [opponent(name, kinds[0]), opponent(name, kinds[-1])], seed=s)
+        b = play(make_strategic_game(name), [opponent(name, kinds[0]), opponent(name, kinds[-1])], seed=s)
         assert a == b
-    env = make_game(name, max_retries=1)                # one retry, then the offender forfeits
+    env = make_strategic_game(name, max_retries=1)                # one retry, then the offender forfeits
     env.reset(seed=0)
     first = env.agent_selection
     env.step(len(env.MOVES) + 3)
@@ -37,6 +37,6 @@ def test_seeded_and_forfeit(name):
 
 def test_unknown_names():
     with pytest.raises(ValueError, match="valid:"):
-        make_game("chess")
+        make_strategic_game("chess")
     with pytest.raises(ValueError, match="no 'equilibrium' opponent"):
         opponent("negotiation", "equilibrium")

@@ -11,14 +11,15 @@ from collections import Counter
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
-from ..core.records import Episode
+from ..core.records import Episode, team_reward
 from ..options.core import REASONS
+from ..options.burnin import option_type
 
 # %% auto #0
 __all__ = ['PROGRESS', 'HARM', 'EVENT_WEIGHT', 'JOINT_KINDS', 'FAILED', 'event_weight', 'handoffs', 'shared_soups',
-           'clean_while_harvest', 'joint_events', 'progress_counts', 'contribution_shares', 'solo_carry', 'option_type',
+           'clean_while_harvest', 'joint_events', 'progress_counts', 'contribution_shares', 'solo_carry',
            'option_spans', 'is_idle', 'idle_fraction', 'option_distribution', 'js_divergence', 'specialisation',
-           'team_reward', 'behaviour_metrics', 'evaluate_policy', 'partner_ablation', 'fitted_change']
+           'behaviour_metrics', 'evaluate_policy', 'partner_ablation', 'fitted_change']
 
 # %% ../../nbs/analysis/02_audits.ipynb #5ffb3254
 PROGRESS: dict[str, tuple[str, ...]] = {
@@ -122,12 +123,6 @@ def solo_carry(shares: Mapping[str, float | None]) -> float | None:
 FAILED: tuple[str, ...] = tuple(r for r in REASONS if r not in ("ok", "episode_end"))
 "Outcome reasons of an option that made no progress (its time counts as idle)."
 
-def option_type(label: str) -> str:
-    "An option label's type as guards name it: `put(onion, pot@(2,0))` -> `put(onion, pot)`, `clean(segment#1)` -> `clean(segment)`."
-    name, sep, rest = str(label).partition("(")
-    if not sep: return name
-    return f"{name}({', '.join(a.split('@')[0].split('#')[0] for a in rest[:-1].split(', '))})"
-
 def option_spans(ep: Episode, horizon: int | None = None) -> dict[str, list[dict]]:
     "Per agent, each option it ran: label, type, start `t`, steps until its next decision (or `horizon`), end reason."
     horizon = horizon if horizon is not None else ep.meta.get("horizon")
@@ -181,15 +176,6 @@ def specialisation(dists: Mapping[str, Mapping[str, float]]) -> float | None:
     return float(np.mean([js_divergence(p, q) for p, q in itertools.combinations(d, 2)]))
 
 # %% ../../nbs/analysis/02_audits.ipynb #a047991e
-def team_reward(ep: Episode) -> float:
-    """An episode's task reward for the team: `meta['task_reward']` (unshaped) or `meta['team_reward']` if recorded,
-    else from its returns (the mean for a shared reward, else the sum)."""
-    for k in ("task_reward", "team_reward"):
-        if k in ep.meta: return float(ep.meta[k])
-    r = ep.meta.get("returns") or list(ep.returns.values())
-    shared = ep.meta.get("env_kw", {}).get("shared_reward", ep.meta.get("game") == "overcooked")
-    return float(np.mean(r) if shared else np.sum(r))
-
 def _mean(v):
     v = [x for x in v if x is not None]
     return float(np.mean(v)) if v else None
@@ -216,7 +202,7 @@ def behaviour_metrics(episodes: Sequence[Episode], game: str | None = None, hori
     shares = contribution_shares(counts, game)
     dists = {a: {k: v / total[a] for k, v in sorted(opt[a].items())} if total[a] else {} for a in agents}
     idle_f = {a: idle[a] / total[a] if total[a] else None for a in agents}
-    rewards = [team_reward(ep) for ep in episodes]
+    rewards = [team_reward(ep, task=True) for ep in episodes]
     n = len(episodes)
     return {"episodes": n, "team_reward": float(np.mean(rewards)), "team_reward_std": float(np.std(rewards)),
             "solo_carry": solo_carry(shares), "idle_fraction": _mean(idle_f.values()), "specialisation": specialisation(dists),
@@ -236,7 +222,7 @@ def evaluate_policy(oenv, policy, seeds: Sequence[int], obs: str = "auto", greed
 def partner_ablation(oenv, policy, seeds: Sequence[int], obs: str = "auto", kinds: Sequence[str] = ("idle", "random"),
                      greedy: bool = False, sampler_seed: int = 0, base: float | None = None) -> dict:
     "Team reward with each agent replaced by each stand-in `kinds`; drop and need relative to the full team (`base`)."
-    ev = lambda sub: float(np.mean([team_reward(e) for e in evaluate_policy(oenv, policy, seeds, obs, greedy, sub, sampler_seed)]))
+    ev = lambda sub: float(np.mean([team_reward(e, task=True) for e in evaluate_policy(oenv, policy, seeds, obs, greedy, sub, sampler_seed)]))
     base = ev(None) if base is None else float(base)
     out = {"team_reward": base, "agents": {}}
     for a in oenv.agents:

@@ -9,14 +9,15 @@ from __future__ import annotations
 import dataclasses, json, os, random, math, time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
 # %% auto #0
-__all__ = ['PLOTLY_JS', 'MMAP_THRESHOLD', 'MMAP_FIX_MIN_HIDDEN', 'Turn', 'Episode', 'write_json', 'write_plotly_js',
-           'write_figure_html', 'plotly_script', 'figure_html', 'use_offline_figures', 'seed_everything',
-           'get_rng_state', 'set_rng_state', 'peak_rss_mb', 'rss_mb', 'fix_mmap_threshold', 'malloc_for', 'RunDir']
+__all__ = ['PLOTLY_JS', 'MMAP_THRESHOLD', 'MMAP_FIX_MIN_HIDDEN', 'Turn', 'Episode', 'team_sum', 'team_reward', 'write_json',
+           'write_plotly_js', 'write_figure_html', 'plotly_script', 'figure_html', 'use_offline_figures',
+           'seed_everything', 'get_rng_state', 'set_rng_state', 'peak_rss_mb', 'rss_mb', 'fix_mmap_threshold',
+           'malloc_for', 'RunDir']
 
 # %% ../../nbs/core/01_records.ipynb #8b9433d5
 @dataclass
@@ -77,9 +78,6 @@ class Episode:
         "Undiscounted return per agent."
         return {a: float(sum(t.reward for t in ts)) for a, ts in self.turns.items()}
 
-    @property
-    def team_return(self) -> float: return float(sum(self.returns.values()))
-
     def all_turns(self) -> list[Turn]:
         "Every turn, ordered by time then agent."
         return sorted((t for ts in self.turns.values() for t in ts), key=lambda t: (t.t, self.agents.index(t.agent)))
@@ -106,6 +104,23 @@ class Episode:
         p = Path(path)
         if not p.exists(): raise FileNotFoundError(f"no recorded episode at {str(p)!r}")
         return cls.from_dict(json.loads(p.read_text()))
+
+# %% ../../nbs/core/01_records.ipynb #0b060826
+def team_sum(returns: Sequence[float], # per-agent returns
+             shared: bool,             # did every agent receive the team's reward (count it once)?
+            ) -> float:
+    "The team's reward from per-agent returns: a shared reward counted once (the mean), separate rewards summed."
+    return float(np.mean(returns) if shared else np.sum(returns)) if len(returns) else 0.0
+
+def team_reward(ep: Episode,        # an episode of any rollout
+                task: bool = False, # the task's own (unshaped) reward rather than the reward training saw
+               ) -> float:
+    "The team's reward in `ep`: the rollout's record (`meta['task_reward']`, `meta['team_reward']`), else `team_sum` of its returns."
+    for k in (("task_reward", "team_reward") if task else ("team_reward",)):
+        if k in ep.meta: return float(ep.meta[k])
+    r = ep.meta.get("returns") or list(ep.returns.values())
+    shared = ep.meta.get("env_kw", {}).get("shared_reward", ep.meta.get("game") == "overcooked")   # the envs' defaults
+    return team_sum(r, shared)
 
 # %% ../../nbs/core/01_records.ipynb #6ea9fd6b
 def _jsonable(o):

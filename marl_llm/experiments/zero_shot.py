@@ -121,9 +121,9 @@ def strategic_eval(adapters,                 # `AgentAdapters` with `agent_0`, `
                    kinds: Sequence[str] | None = None, # fixed opponents (None: every one of the game)
                    max_new_tokens: int = 40, seed: int = 0) -> dict:
     "Per fixed opponent: the greedy LLM's win rate, mean payoff, chain parse shares, fallbacks; failure examples."
-    from marl_llm.methods.strat_reasoner import SRConfig, rollout, LLM
+    from marl_llm.methods.strat_reasoner import StratReasonerConfig, rollout, LLM
     from marl_llm.games.opponents import OPPONENTS
-    cfg = SRConfig(game=game, level=2, adapters="per_role", max_new_tokens=max_new_tokens, seed=seed)
+    cfg = StratReasonerConfig(game=game, level=2, adapters="per_role", max_new_tokens=max_new_tokens, seed=seed)
     out = {}
     for j, kind in enumerate(kinds or sorted(OPPONENTS[game])):
         ctl = [[LLM, kind] if q % 2 == 0 else [kind, LLM] for q in range(n_games)]
@@ -178,7 +178,7 @@ def _rate(texts, accept) -> dict:
 
 def strategic_states(n: int, seed: int = 0) -> list:
     "`n` (env, seat) decision points from random play of Kuhn Poker and Tic-Tac-Toe (alternating)."
-    from marl_llm.games.strategic import make_game as strat_game
+    from marl_llm.games.strategic import make_strategic_game as strat_game
     rng, out = np.random.default_rng(seed), []
     for k in range(n):
         env = strat_game(("kuhn_poker", "tictactoe")[k % 2]); env.reset(seed=seed + k)

@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 from .strategic_base import StrategicGame
-from .strategic import CARDS, LINES, ttt_winner, make_game
+from .strategic import CARDS, LINES, ttt_winner, make_strategic_game
 
 # %% auto #0
 __all__ = ['Policy', 'OPPONENTS', 'random_policy', 'kuhn_equilibrium', 'kuhn_heuristic', 'ttt_heuristic', 'ttt_value',
@@ -158,7 +158,7 @@ def expected_returns(env: StrategicGame, policies: Sequence[Policy]) -> np.ndarr
 
 def kuhn_value(policies: Sequence[Policy]) -> np.ndarray:
     "Exact expected chips of both seats in Kuhn Poker, the 6 deals equally likely."
-    env, tot = make_game("kuhn_poker"), np.zeros(2)
+    env, tot = make_strategic_game("kuhn_poker"), np.zeros(2)
     for c in itertools.permutations(range(3), 2):
         env.reset(seed=0); env.cards = list(c)
         tot += expected_returns(env, policies)
@@ -168,7 +168,7 @@ def kuhn_value(policies: Sequence[Policy]) -> np.ndarray:
 def score_table(game: str, kinds: Sequence[str] | None = None, n_games: int = 200, seed: int = 0, **kwargs) -> dict:
     "Mean score of each fixed opponent (row) against each (column), half the games in each seat."
     kinds = list(kinds or OPPONENTS[game])
-    env, rng, out = make_game(game, **kwargs), np.random.default_rng(seed), {}
+    env, rng, out = make_strategic_game(game, **kwargs), np.random.default_rng(seed), {}
     for r in kinds:
         for c in kinds:
             s = []

@@ -1,4 +1,4 @@
-"""Kuhn Poker, Tic-Tac-Toe, a split-the-items negotiation, and iterated Prisoner's Dilemma / Stag Hunt as `StrategicGame`s (PettingZoo AEC, text observations, legal-move masks, a retry allowance for invalid moves), and the registry `GAMES` / `make_game`.
+"""Kuhn Poker, Tic-Tac-Toe, a split-the-items negotiation, and iterated Prisoner's Dilemma / Stag Hunt as `StrategicGame`s (PettingZoo AEC, text observations, legal-move masks, a retry allowance for invalid moves), and the registry `STRATEGIC_GAMES` / `make_strategic_game`.
 
 Docs: https://marl-llm.github.io/marl_llm/games/strategic.html.md"""
 
@@ -13,8 +13,8 @@ import numpy as np
 from .strategic_base import StrategicGame
 
 # %% auto #0
-__all__ = ['CARDS', 'LINES', 'ITEMS', 'GAMES', 'KuhnPoker', 'ttt_winner', 'TicTacToe', 'Negotiation', 'RepeatedMatrixGame',
-           'PrisonersDilemma', 'StagHunt', 'make_game']
+__all__ = ['CARDS', 'LINES', 'ITEMS', 'STRATEGIC_GAMES', 'KuhnPoker', 'ttt_winner', 'TicTacToe', 'Negotiation',
+           'RepeatedMatrixGame', 'PrisonersDilemma', 'StagHunt', 'make_strategic_game']
 
 # %% ../../nbs/games/07_strategic.ipynb #784aa708
 CARDS = ("jack", "queen", "king")
@@ -228,10 +228,10 @@ class StagHunt(RepeatedMatrixGame):
     PAYOFF = {("stag", "stag"): (4, 4), ("stag", "hare"): (0, 3), ("hare", "stag"): (3, 0), ("hare", "hare"): (3, 3)}
 
 # %% ../../nbs/games/07_strategic.ipynb #552dcd9f
-GAMES: dict[str, type] = {g.NAME: g for g in (KuhnPoker, TicTacToe, Negotiation, PrisonersDilemma, StagHunt)}
+STRATEGIC_GAMES: dict[str, type] = {g.NAME: g for g in (KuhnPoker, TicTacToe, Negotiation, PrisonersDilemma, StagHunt)}
 "Game name -> class."
 
-def make_game(name: str, **kwargs) -> StrategicGame:
+def make_strategic_game(name: str, **kwargs) -> StrategicGame:
     "A new game by name (`kwargs` go to its constructor, e.g. `rounds=`, `max_turns=`, `max_retries=`)."
-    if name not in GAMES: raise ValueError(f"unknown game {name!r}; valid: {sorted(GAMES)}")
-    return GAMES[name](**kwargs)
+    if name not in STRATEGIC_GAMES: raise ValueError(f"unknown game {name!r}; valid: {sorted(STRATEGIC_GAMES)}")
+    return STRATEGIC_GAMES[name](**kwargs)

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from typing import Hashable, Sequence
 
 import numpy as np
-from ..core.records import Episode, Turn
+from ..core.records import Episode, Turn, team_reward
 
 # %% auto #0
-__all__ = ['CreditStats', 'group_normalise', 'magrpo_credit', 'team_reward', 'decision_returns', 'pa_magrpo_credit']
+__all__ = ['CreditStats', 'group_normalise', 'magrpo_credit', 'decision_returns', 'pa_magrpo_credit']
 
 # %% ../../nbs/learn/01_credit.ipynb #acb2da7d
 @dataclass
@@ -64,10 +64,6 @@ def magrpo_credit(episodes: Sequence[Episode], clip: float = 5.0) -> CreditStats
         for ts in ep.turns.values():
             for t in ts: t.info["adv"] = float(a)
     return st
-
-def team_reward(ep: Episode) -> float:
-    "The team's reward in an episode: `meta['team_reward']` if the rollout recorded it, else the sum of turn rewards."
-    return float(ep.meta["team_reward"]) if "team_reward" in ep.meta else ep.team_return
 
 # %% ../../nbs/learn/01_credit.ipynb #f249a43f
 def decision_returns(turns: Sequence[Turn], gamma: float = 0.99, horizon: str = "to_go") -> list[float]:

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Sequence
 import numpy as np
 import torch
 
-from ..core.records import Episode, Turn, RunDir, peak_rss_mb, seed_everything, write_json, write_figure_html
+from ..core.records import Episode, Turn, RunDir, peak_rss_mb, seed_everything, write_json, write_figure_html, team_reward
 from ..core.config import RunConfig, ConfigError
 from ..models.base import check_backbone, load_backbone
 from ..models.adapters import AgentAdapters
@@ -139,7 +139,7 @@ class Method:
 
     def rollout_metrics(self, episodes: list[Episode]) -> dict:
         "Metrics of the training rollouts (default: mean team reward)."
-        return {"reward": float(np.mean([ep.meta.get("team_reward", ep.team_return) for ep in episodes]))}
+        return {"reward": float(np.mean([team_reward(ep) for ep in episodes]))}
 
     def evaluate(self, step: int, record: int = 0) -> dict: return {}
     def generators(self) -> dict: return {}

@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 from ..core.records import Episode, Turn
 from ..learn.credit import group_normalise, CreditStats
-from ..games.strategic import make_game
+from ..games.strategic import make_strategic_game
 from ..games.opponents import opponent, act
 from .recursive_reasoning import reasoning_spec, level_fields, scripted_chain
 
@@ -32,7 +32,7 @@ def chain_turn(agent: str, seat: int, t: int, fields: dict, move: str, status: s
 def scripted_episode(game: str, kinds: Sequence[str] = ("heuristic", "random"), seed: int = 0, group: int | None = None,
                      level: int = 2, play_seed: int | None = None, **game_kwargs) -> Episode:
     "One scripted game (deal `seed`, moves sampled with `play_seed`) with scripted chains as Turns; seat `i` plays `kinds[i]`."
-    env, rng = make_game(game, **game_kwargs), np.random.default_rng(seed if play_seed is None else play_seed)
+    env, rng = make_strategic_game(game, **game_kwargs), np.random.default_rng(seed if play_seed is None else play_seed)
     env.reset(seed=seed)
     ep = Episode(list(env.possible_agents), meta={"group": seed if group is None else group, "game": game})
     while not env.done:

@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 import numpy as np
 from ..models.prompts import Prompt
 from ..games.strategic_base import StrategicGame
-from ..games.strategic import make_game, CARDS, ITEMS
+from ..games.strategic import make_strategic_game, CARDS, ITEMS
 from ..games.opponents import opponent, act, _ttt_threats, ttt_heuristic
 
 # %% auto #0
@@ -46,7 +46,7 @@ class ReasoningSpec:
         return "offer" if move.startswith("offer") else move
 
 def _spec(game: str, intents: Sequence[str]) -> ReasoningSpec:
-    moves = make_game(game).MOVES
+    moves = make_strategic_game(game).MOVES
     kinds = tuple(dict.fromkeys("offer" if m.startswith("offer") else m for m in moves))
     return ReasoningSpec(game, tuple(intents), tuple(moves), kinds)
 
@@ -259,7 +259,7 @@ def demonstrations(game: str, n_games: int, teachers: Sequence[str] = ("heuristi
     "Prompt/completion pairs from scripted play (teachers are fixed opponents of the game)."
     for t in teachers: opponent(game, t)                                  # validates the names
     rng = np.random.default_rng(seed)
-    env, out = make_game(game, **game_kwargs), []
+    env, out = make_strategic_game(game, **game_kwargs), []
     w = None if weights is None else np.asarray(weights, float) / np.sum(weights)
     for g in range(n_games):
         env.reset(seed=int(seed * 1_000_003 + g))
@@ -277,7 +277,7 @@ def demonstrations(game: str, n_games: int, teachers: Sequence[str] = ("heuristi
 def future_accuracy(game: str, me: str, them: str, n_games: int = 50, seed: int = 0) -> float:
     "How often the scripted `Future` of the `me` policy names the `them` policy's next move kind (both seats)."
     spec, rng = reasoning_spec(game), np.random.default_rng(seed)
-    env, hits = make_game(game), []
+    env, hits = make_strategic_game(game), []
     for g in range(n_games):
         seat = g % 2
         env.reset(seed=seed * 1_000_003 + g)

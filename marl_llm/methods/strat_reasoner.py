@@ -20,21 +20,22 @@ from ..models.sampling import sample_texts
 from ..learn.update import per_agent_update, text_logprob_fn
 from ..learn.pipeline import Method, Pipeline
 from ..learn.sft import sft_warm_start
-from ..games.strategic import GAMES, make_game
+from ..games.strategic import STRATEGIC_GAMES, make_strategic_game
 from ..games.opponents import OPPONENTS, opponent, act
 from .recursive_reasoning import (level_fields, level_k_prompts, parse_chain, resolve_move, scripted_chain, demonstrations)
 from .hybrid_advantage import RuleScorer, JudgeScorer, hybrid_credit, chain_turn
 
 # %% auto #0
-__all__ = ['SCORERS', 'ADAPTER_MODES', 'LLM', 'ARMS', 'SRConfig', 'warm_start', 'adapter_name', 'rollout', 'rollout_stats',
-           'sample_chains', 'print_chains', 'evaluate', 'StratReasoner', 'ablation', 'summarise_ablation']
+__all__ = ['SCORERS', 'ADAPTER_MODES', 'LLM', 'ARMS', 'StratReasonerConfig', 'warm_start', 'adapter_name', 'rollout',
+           'rollout_stats', 'sample_chains', 'print_chains', 'evaluate', 'StratReasoner', 'ablation',
+           'summarise_ablation']
 
 # %% ../../nbs/methods/04_strat_reasoner.ipynb #10479f4e
 SCORERS = ("rule", "judge")
 ADAPTER_MODES = ("shared", "per_role")
 
 @dataclass
-class SRConfig(RunConfig):
+class StratReasonerConfig(RunConfig):
     "A Strat-Reasoner run (saved as the run's config.json); shared fields come from `RunConfig`."
     defaults = {"method": "strat-reasoner", "updates": 40, "group": 8, "kl_coef": 0.02, "checkpoint_every": 10,
                 "eval_every": 20, "eval_seed": 10_000_000}
@@ -59,7 +60,7 @@ class SRConfig(RunConfig):
     sft_batch: int = arg(32, "warm-start batch size")
 
     def check(self):
-        if self.game not in GAMES: raise ConfigError(f"unknown game {self.game!r}; valid: {sorted(GAMES)}")
+        if self.game not in STRATEGIC_GAMES: raise ConfigError(f"unknown game {self.game!r}; valid: {sorted(STRATEGIC_GAMES)}")
         try: level_fields(self.level)
         except ValueError as e: raise ConfigError(str(e)) from None
         if self.scorer not in SCORERS: raise ConfigError(f"unknown scorer {self.scorer!r}; valid: {list(SCORERS)}")
@@ -84,7 +85,7 @@ class SRConfig(RunConfig):
         return list(self.eval_opponents) if self.eval_opponents is not None else list(OPPONENTS[self.game])
 
 # %% ../../nbs/methods/04_strat_reasoner.ipynb #f4f20f73
-def warm_start(cfg: SRConfig, out: str | Path, quiet: bool = True) -> Path:
+def warm_start(cfg: StratReasonerConfig, out: str | Path, quiet: bool = True) -> Path:
     "The warm-started base of `cfg` in `out/sft`: scripted demonstrations through the shared `sft_warm_start` (TRL)."
     demos = demonstrations(cfg.game, cfg.sft_games, cfg.sft_teachers, level=cfg.level, seed=cfg.seed,
                            max_retries=cfg.max_retries, **cfg.game_kwargs)
@@ -95,16 +96,16 @@ def warm_start(cfg: SRConfig, out: str | Path, quiet: bool = True) -> Path:
 # %% ../../nbs/methods/04_strat_reasoner.ipynb #9ed33f4d
 LLM = "llm"
 
-def adapter_name(cfg: SRConfig, seat: int) -> str:
+def adapter_name(cfg: StratReasonerConfig, seat: int) -> str:
     "The adapter that plays `seat`: `policy` (shared) or `agent_{seat}` (per role)."
     return "policy" if cfg.adapters == "shared" else f"agent_{seat}"
 
-def rollout(adapters, cfg: SRConfig, seeds: Sequence[int], controllers: Sequence[Sequence[str]],
+def rollout(adapters, cfg: StratReasonerConfig, seeds: Sequence[int], controllers: Sequence[Sequence[str]],
             generator: torch.Generator, rng: np.random.Generator, greedy: bool = False,
             groups: Sequence[int] | None = None) -> list[Episode]:
     "One game per seed (seat controllers `'llm'` or a fixed opponent kind); returns Episodes of chain Turns."
     g = cfg.game
-    envs = [make_game(g, max_retries=cfg.max_retries, **cfg.game_kwargs) for _ in seeds]
+    envs = [make_strategic_game(g, max_retries=cfg.max_retries, **cfg.game_kwargs) for _ in seeds]
     groups = list(seeds) if groups is None else list(groups)
     eps = []
     for env, s, grp, ctl in zip(envs, seeds, groups, controllers):
@@ -162,7 +163,7 @@ def rollout_stats(eps: Sequence[Episode]) -> dict:
             **({"score_vs_fixed": float(np.mean(vs))} if vs else {})}
 
 # %% ../../nbs/methods/04_strat_reasoner.ipynb #e2832548
-def sample_chains(adapters, cfg: SRConfig, n_games: int = 3, kind: str = "equilibrium", seed: int = 0) -> list[dict]:
+def sample_chains(adapters, cfg: StratReasonerConfig, n_games: int = 3, kind: str = "equilibrium", seed: int = 0) -> list[dict]:
     "Every turn of `n_games` games of the LLM against `kind` (alternating seats): who, what it saw and wrote, the move."
     ctl = [[LLM, kind] if q % 2 == 0 else [kind, LLM] for q in range(n_games)]
     eps = rollout(adapters, cfg, [cfg.eval_seed + 7919 * (q + 1) + seed for q in range(n_games)], ctl,
@@ -190,7 +191,7 @@ def print_chains(rows: Sequence[dict]) -> None:
             print(f"{r['agent']} ({r['who']}) t={r['t']}: (scripted) {said} -> {r['move']}")
 
 # %% ../../nbs/methods/04_strat_reasoner.ipynb #5c473ea9
-def evaluate(adapters, cfg: SRConfig, n_games: int | None = None, kinds: Sequence[str] | None = None,
+def evaluate(adapters, cfg: StratReasonerConfig, n_games: int | None = None, kinds: Sequence[str] | None = None,
              greedy: bool = False) -> dict:
     "Per fixed opponent: mean and std of the LLM's score, its mean return, and format/fallback/invalid rates."
     n = n_games or cfg.eval_games
@@ -210,10 +211,10 @@ def evaluate(adapters, cfg: SRConfig, n_games: int | None = None, kinds: Sequenc
 # %% ../../nbs/methods/04_strat_reasoner.ipynb #50d0ebc9
 class StratReasoner(Method):
     "Strat-Reasoner: warm start, then self-play / pool RL with the hybrid advantage."
-    config_class = SRConfig
+    config_class = StratReasonerConfig
     key_metric, eval_metric = "format_ok", "eval/score"
 
-    def __init__(self, cfg: SRConfig, base_path: str | Path | None = None):
+    def __init__(self, cfg: StratReasonerConfig, base_path: str | Path | None = None):
         super().__init__(cfg)
         self.base_path = None if base_path is None else str(base_path)
 
@@ -284,7 +285,7 @@ def ablation(out: str | Path, seeds: Sequence[int] = (0, 1, 2), arms: dict | Non
     res = {"config": None, "arms": arms, "seeds": list(seeds), "runs": {}, "examples": {}}
     keep = ("process/process", "process/future", "format_ok", "fallback_rate", "score_vs_fixed", "policy/kl")
     for s in seeds:
-        base_cfg = SRConfig(seed=s, **{"eval_every": 0, **cfg_kwargs}).validate()     # before/after evaluated here
+        base_cfg = StratReasonerConfig(seed=s, **{"eval_every": 0, **cfg_kwargs}).validate()     # before/after evaluated here
         res["config"] = {k: v for k, v in asdict(base_cfg).items() if k != "seed"}
         sft = warm_start(base_cfg, out / f"seed{s}")
         before_path, before = out / f"seed{s}" / "before.json", None

@@ -15,7 +15,7 @@ from .adapters import AgentAdapters
 from .prompts import Prompt, answer_lead, format_prompt, format_prompts
 
 # %% auto #0
-__all__ = ['LABELS', 'MENU_INSTRUCT', 'Request', 'Decision', 'build_prompt', 'label_token_ids', 'MenuPolicy',
+__all__ = ['LABELS', 'MENU_INSTRUCT', 'Request', 'MenuDecision', 'build_prompt', 'label_token_ids', 'MenuPolicy',
            'primitive_requests']
 
 # %% ../../nbs/models/08_policy.ipynb #3cf4e42e
@@ -41,7 +41,7 @@ class Request:
             if not any(self.allowed): raise ValueError(f"no allowed entry in the menu of {self.agent!r}: {list(self.menu)}")
 
 @dataclass
-class Decision:
+class MenuDecision:
     "What a policy chose for a `Request`: index, behaviour log-prob, full distribution, and the prompt ids."
     choice: int
     logprob: float
@@ -117,7 +117,7 @@ class MenuPolicy:
         return torch.log_softmax(logits, -1)
 
     @torch.no_grad()
-    def decide(self, requests: Sequence[Request], greedy: bool = False) -> list[Decision]:
+    def decide(self, requests: Sequence[Request], greedy: bool = False) -> list[MenuDecision]:
         "Choose for every request at once (one forward pass in scoring mode)."
         if not requests: return []
         batch = self.encode(requests)
@@ -129,7 +129,7 @@ class MenuPolicy:
         for i, r in enumerate(requests):
             c = int(choice[i])
             ids = batch["input_ids"][i][batch["attention_mask"][i].bool()].tolist()
-            out.append(Decision(c, float(lp[i, c]), probs[i, :len(r.menu)].tolist(), ids))
+            out.append(MenuDecision(c, float(lp[i, c]), probs[i, :len(r.menu)].tolist(), ids))
         return out
 
     # -- generation mode --------------------------------------------------------------------
@@ -162,7 +162,7 @@ class MenuPolicy:
             if failed: c, self.parse_failures = self.default_choice(r), self.parse_failures + 1
             ids = batch["input_ids"][i][batch["attention_mask"][i].bool()].tolist()
             n = len(r.menu); p = [0.0] * n; p[c] = 1.0
-            out.append(Decision(c, 0.0, p, ids, text=text, parse_failed=failed))
+            out.append(MenuDecision(c, 0.0, p, ids, text=text, parse_failed=failed))
         return out
 
 # %% ../../nbs/models/08_policy.ipynb #4fb571d3

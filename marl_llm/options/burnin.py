@@ -28,8 +28,12 @@ IGNORED_REASONS: tuple[str, ...] = ("episode_end",)
 DROP_FEATURES: tuple[str, ...] = ("t", "x", "y", "option")
 "Feature keys left out of the vocabulary: the clock, the agent's coordinates, the option name."
 
-def option_type(opt: Option) -> str:
+def option_type(opt: Option | str, # an option, or its label (as episodes record it)
+               ) -> str:
     "An option's type: its name, item arguments kept, object arguments replaced by their kind, e.g. `put(onion, pot)`."
+    if isinstance(opt, str):                          # a label: `put(onion, pot@(2,0))`, `clean(segment#1)`
+        name, sep, rest = opt.partition("(")
+        return f"{name}({', '.join(a.split('@')[0].split('#')[0] for a in rest[:-1].split(', '))})" if sep else name
     if not opt.args: return opt.name
     return f"{opt.name}({', '.join(a if isinstance(a, str) else a.kind if isinstance(a, Ref) else type(a).__name__ for a in opt.args)})"
 

@@ -11,10 +11,10 @@ from typing import Sequence
 
 import numpy as np
 
-from ..core.records import Episode, Turn
+from ..core.records import Episode, Turn, team_sum
 from .env import OptionEnv
 from ..models.policy import MenuPolicy, Request
-from ..models.policy import Decision as PolicyDecision
+from ..models.policy import MenuDecision
 
 # %% auto #0
 __all__ = ['RULES', 'SHAPING', 'SUBSTITUTES', 'OBS_FORMS', 'short_refs', 'compact_obs', 'guard_filter', 'team_total',
@@ -68,7 +68,7 @@ SHAPING = {
 def team_total(oenv: OptionEnv, b: int, shaping: dict | None = None) -> float:
     "The team's reward so far in env `b` (shared rewards counted once), plus shaping bonuses for its events."
     env, r = oenv.envs[b], oenv.returns[b]
-    total = float(r.mean() if getattr(env, "shared_reward", False) else r.sum())
+    total = team_sum(r, getattr(env, "shared_reward", False))
     if shaping:                                       # a preset dict, or anything with `bonus(event)` (`methods/08_llm_also`)
         bonus = shaping.bonus if hasattr(shaping, "bonus") else lambda e: shaping.get(e["kind"], 0.0) * e.get("cells", 1)
         total += sum(bonus(e) for e in env.event_log)
@@ -135,7 +135,7 @@ def rollout(oenv: OptionEnv, policy: MenuPolicy, seeds: Sequence[int], obs: str 
             if d.key in got: out.append(got[d.key]); continue
             c = substitute_choice(substitute[d.name], d.labels, sub_rng)
             p = [0.0] * len(d.menu); p[c] = 1.0
-            out.append(PolicyDecision(c, 0.0, p, [], text=substitute[d.name]))
+            out.append(MenuDecision(c, 0.0, p, [], text=substitute[d.name]))
         for d, x in zip(pending, out):
             if d.name in substitute:                     # stand-ins are recorded but never trained
                 eps[d.env].add(Turn(d.name, group=int(seeds[d.env]), choice=x.choice, t=d.t,
