@@ -1,4 +1,4 @@
-"""The cost of Shapley credit (see `nbs/learn/10_shapley.ipynb`, `nbs/experiments/06_shapley.ipynb`).
+"""The cost of Shapley credit (see `nbs/learn/10_shapley.ipynb`, `nbs/experiments/09_shapley.ipynb`).
 
 1. Rollouts per Shapley estimate, exact (all 2^n coalitions) vs Monte Carlo permutations, for teams of
    n = 3, 5, 8 scripted members (a solver, copiers, a corrupter) on `--tasks` two-number sums: coalition

@@ -129,6 +129,20 @@ def test_no_module_over_bound():
     assert not big, f"modules over {MAX_LINES} lines: {big}"
 
 
+# experiments with the shared API (experiments.common.API); the audit tool and the zero-shot harness are not experiments of that kind
+NOT_EXPERIMENTS = {"marl_llm.experiments", "marl_llm.experiments.common", "marl_llm.experiments.run_audit", "marl_llm.experiments.zero_shot"}
+
+
+def test_experiments_share_one_api():
+    "Every experiment module defines `run`, `summarise` and `figure` (experiments/01_common)."
+    missing = {}
+    for m, p in MODULES.items():
+        if not m.startswith("marl_llm.experiments") or m in NOT_EXPERIMENTS: continue
+        defs = {n.name for n in ast.parse(p.read_text(encoding="utf-8")).body if isinstance(n, ast.FunctionDef)}
+        if lack := sorted({"run", "summarise", "figure"} - defs): missing[m] = lack
+    assert not missing, f"experiment modules without the shared API: {missing}"
+
+
 def test_checker_sees_local_and_relative_imports(tmp_path):
     "The parser resolves relative imports and finds imports inside functions."
     src = "from ..core.records import Turn\ndef f():\n    from ..learn import pipeline\n    import marl_llm.games.grid\n"

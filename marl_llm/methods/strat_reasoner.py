@@ -7,18 +7,18 @@ Docs: https://marl-llm.github.io/marl_llm/methods/strat_reasoner.html.md"""
 # %% ../../nbs/methods/04_strat_reasoner.ipynb #3857653a
 from __future__ import annotations
 import dataclasses, json, math, time
-from dataclasses import dataclass, asdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import torch
 
-from ..core.records import Episode, Turn, write_json
+from ..core.records import Episode, Turn
 from ..core.config import RunConfig, ConfigError, arg
 from ..models.sampling import sample_texts
 from ..learn.update import per_agent_update, text_logprob_fn
-from ..learn.pipeline import Method, Pipeline
+from ..learn.pipeline import Method
 from ..learn.sft import sft_warm_start
 from ..games.strategic import STRATEGIC_GAMES, make_strategic_game
 from ..games.opponents import OPPONENTS, opponent, act
@@ -26,9 +26,8 @@ from .recursive_reasoning import (level_fields, level_k_prompts, parse_chain, re
 from .hybrid_advantage import RuleScorer, JudgeScorer, hybrid_credit, chain_turn
 
 # %% auto #0
-__all__ = ['SCORERS', 'ADAPTER_MODES', 'LLM', 'ARMS', 'StratReasonerConfig', 'warm_start', 'adapter_name', 'rollout',
-           'rollout_stats', 'sample_chains', 'print_chains', 'evaluate', 'StratReasoner', 'ablation',
-           'summarise_ablation']
+__all__ = ['SCORERS', 'ADAPTER_MODES', 'LLM', 'StratReasonerConfig', 'warm_start', 'adapter_name', 'rollout', 'rollout_stats',
+           'sample_chains', 'print_chains', 'evaluate', 'StratReasoner']
 
 # %% ../../nbs/methods/04_strat_reasoner.ipynb #10479f4e
 SCORERS = ("rule", "judge")
@@ -273,69 +272,3 @@ class StratReasoner(Method):
     def state_dict(self): return {"rng": self.rng.bit_generator.state}
     def load_state_dict(self, state):
         if "rng" in state: self.rng.bit_generator.state = state["rng"]
-
-# %% ../../nbs/methods/04_strat_reasoner.ipynb #50fb679e
-ARMS = {"hybrid": 0.5, "outcome_only": 0.0}
-
-def ablation(out: str | Path, seeds: Sequence[int] = (0, 1, 2), arms: dict | None = None, json_path: str | Path | None = None,
-             **cfg_kwargs) -> dict:
-    "Hybrid vs outcome-only at equal compute over `seeds`; returns (and writes) before/after scores and curves."
-    arms = dict(arms or ARMS)
-    out = Path(out)
-    res = {"config": None, "arms": arms, "seeds": list(seeds), "runs": {}, "examples": {}}
-    keep = ("process/process", "process/future", "format_ok", "fallback_rate", "score_vs_fixed", "policy/kl")
-    for s in seeds:
-        base_cfg = StratReasonerConfig(seed=s, **{"eval_every": 0, **cfg_kwargs}).validate()     # before/after evaluated here
-        res["config"] = {k: v for k, v in asdict(base_cfg).items() if k != "seed"}
-        sft = warm_start(base_cfg, out / f"seed{s}")
-        before_path, before = out / f"seed{s}" / "before.json", None
-        for arm, lam in arms.items():
-            run_dir, cfg = out / f"seed{s}" / arm, dataclasses.replace(base_cfg, lam=lam)
-            if (run_dir / "result.json").exists():                # finished earlier: never redo completed work
-                r = json.loads((run_dir / "result.json").read_text())
-                res["examples"][f"seed{s}/warm_start"] = r.pop("examples_before")
-                res["examples"][f"seed{s}/{arm}"] = r.pop("examples_after")
-                res["runs"][f"{arm}/seed{s}"] = r; continue
-            t0 = time.time()
-            pipe = Pipeline(StratReasoner(cfg, base_path=sft), run_dir, resume=(run_dir / "config.json").exists(), quiet=True)
-            tr = pipe.method
-            if before is None:                                    # the warm-started model: the same for every arm
-                if not before_path.exists():
-                    write_json(before_path, {"eval": evaluate(tr.adapters, cfg), "examples": sample_chains(tr.adapters, cfg, 2, seed=s)})
-                saved = json.loads(before_path.read_text())
-                before, ex_before = saved["eval"], saved["examples"]
-            rows = pipe.fit()
-            after = evaluate(tr.adapters, cfg)
-            r = _rounded({"arm": arm, "seed": s, "lam": lam, "seconds": time.time() - t0, "before": before, "after": after,
-                          "examples_before": ex_before, "examples_after": sample_chains(tr.adapters, cfg, 2, seed=s),
-                          "curve": {k: [row.get(k) for row in rows] for k in ("step",) + keep}})
-            write_json(run_dir / "result.json", r)
-            res["examples"][f"seed{s}/warm_start"] = r.pop("examples_before")
-            res["examples"][f"seed{s}/{arm}"] = r.pop("examples_after")
-            res["runs"][f"{arm}/seed{s}"] = r
-            if json_path is not None: write_json(json_path, res)
-    if json_path is not None: write_json(json_path, res)
-    return res
-
-def _rounded(o, nd: int = 3):
-    "Floats rounded to `nd` digits, recursively (keeps the committed JSON small)."
-    if isinstance(o, float): return round(o, nd)
-    if isinstance(o, dict): return {k: _rounded(v, nd) for k, v in o.items()}
-    if isinstance(o, (list, tuple)): return [_rounded(v, nd) for v in o]
-    return o
-
-def summarise_ablation(res: dict, last: int = 10) -> dict:
-    "Mean ± std over seeds per arm: before/after score per opponent, after format rate, process score of the last updates."
-    out = {}
-    for arm in res["arms"]:
-        runs = [r for r in res["runs"].values() if r["arm"] == arm]
-        proc = [float(np.nanmean(np.array(r["curve"]["process/process"][-last:], dtype=float))) for r in runs]
-        row = {"n_seeds": len(runs), "process_end_mean": float(np.mean(proc)), "process_end_std": float(np.std(proc))}
-        fmt = [np.mean([v["format_ok"] for v in r["after"].values()]) for r in runs]
-        row.update(format_after_mean=float(np.mean(fmt)), format_after_std=float(np.std(fmt)))
-        for kind in runs[0]["after"]:
-            for when in ("before", "after"):
-                v = [r[when][kind]["score"] for r in runs]
-                row[f"{kind}/{when}_mean"], row[f"{kind}/{when}_std"] = float(np.mean(v)), float(np.std(v))
-        out[arm] = row
-    return out
