@@ -60,7 +60,8 @@ test: sync-check
 # notebooks (tools/build_docs.py: local plotly.js and MathJax, opens offline) in _docs/site/.
 docs: setup
 	@if command -v quarto >/dev/null 2>&1; then $(BIN)/nbdev-docs && \
-	$(BIN)/python -c "from marl_llm.core.records import write_plotly_js; write_plotly_js('_docs')"; \
+	$(BIN)/python -c "from pathlib import Path; from marl_llm.core.records import write_plotly_js; \
+	  [write_plotly_js(d) for d in (Path('_docs'), *Path('_docs').glob('*/'))]"; \
 	else echo "quarto not on PATH: building the static site (tools/build_docs.py) into _docs/site/"; \
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python tools/build_docs.py; fi
 

@@ -69,7 +69,7 @@ def test_run_reports_draw_offline(run_dir, name, tmp_path):
 
 @pytest.fixture(scope="module")
 def docs_site(tmp_path_factory):
-    "The static docs of 05, 21 and 23 (executed at their CI parameters, rendered offline)."
+    "The static docs of options/02_library, methods/05_teamtr and learn/09_regret_matching (executed at their CI parameters, rendered offline)."
     spec = importlib.util.spec_from_file_location("build_docs", ROOT / "tools" / "build_docs.py")
     mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
     out = tmp_path_factory.mktemp("docs")
@@ -82,7 +82,7 @@ def test_docs_pages_draw_offline(docs_site, name, math, tmp_path):
     site, stats = docs_site
     page = site / f"{name}.html"
     assert not stats[name]["remote"], f"{name} loads from the network: {stats[name]['remote']}"
-    dom = rendered(page, tmp_path / f"{name}.png")
+    dom = rendered(page, tmp_path / f"{name.replace('/', '_')}.png")
     counts = drawn_figures(dom)
     assert stats[name]["figures"] >= 1 and len(counts) == stats[name]["figures"], (name, counts, stats[name])
     assert all(c > 0 for c in counts), f"{name}: figures without drawn traces: {counts}"
@@ -139,7 +139,7 @@ def test_plain_nbconvert_keeps_the_figures(docs_site, tmp_path):
                    if "application/vnd.plotly.v1+json" in o.get("data", {})]
     assert html_copies and all("Plotly.newPlot" in o["data"].get("text/html", "") for o in html_copies)
     body, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
-    page = tmp_path / "options/02_library.html"
+    page = tmp_path / "02_library.html"
     page.write_text(body, encoding="utf-8"); write_plotly_js(tmp_path)
-    counts = drawn_figures(rendered(page, tmp_path / "05_plain.png"))
+    counts = drawn_figures(rendered(page, tmp_path / "02_library_plain.png"))
     assert len(counts) == len(html_copies) and all(c > 0 for c in counts), counts

@@ -1,4 +1,5 @@
-"""Run every notebook in nbs/ through papermill with its CI-sized `parameters`.
+"""Run every notebook under nbs/ (its folders too) through papermill with its CI-sized `parameters`, each in its own
+folder as the working directory (so `../data/...` finds the committed results).
 
 Cells flagged for nbdev to skip in tests are skipped here too: `#| gpu` (unless CUDA is available),
 `#| notest` and `#| eval: false`. A failing cell fails the test with the notebook, the cell number and
@@ -8,7 +9,8 @@ import os, re, time, pathlib
 import nbformat, papermill as pm, pytest
 
 NBS = pathlib.Path(__file__).resolve().parents[1] / "nbs"
-NOTEBOOKS = sorted(p.name for p in NBS.glob("*.ipynb") if not p.name.startswith("_"))
+NOTEBOOKS = sorted(p.relative_to(NBS).as_posix() for p in NBS.rglob("*.ipynb")
+                   if not any(part.startswith(("_", ".")) for part in p.relative_to(NBS).parts))
 # Budgets that catch a hung or runaway notebook, not speed targets (those live in benchmarks/). On a 2-core AVX2-only
 # machine methods/06_tracer takes ~1200 s under the two test workers (one TRACER fit ~285 s, at 7823c1f and after it alike).
 CELL_TIMEOUT = int(os.environ.get("MARL_LLM_CELL_TIMEOUT", "1200"))    # seconds, any one cell
@@ -60,7 +62,9 @@ def test_skip_flags():
 
 
 def test_every_notebook_is_found():
-    assert "core/01_records.ipynb" in NOTEBOOKS and "index.ipynb" in NOTEBOOKS
+    assert "core/01_records.ipynb" in NOTEBOOKS and "index.ipynb" in NOTEBOOKS and "90_cli.ipynb" in NOTEBOOKS
+    folders = {n.split("/")[0] for n in NOTEBOOKS if "/" in n}
+    assert folders == {"core", "games", "models", "options", "learn", "analysis", "methods", "experiments", "tools"}, folders
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -68,8 +72,8 @@ def test_notebook(name, tmp_path):
     src = prepared(NBS / name, tmp_path)
     t0 = time.time()
     try:
-        pm.execute_notebook(str(src), str(tmp_path / ("out_" + name)), kernel_name="python3",
-                            cwd=str(NBS), execution_timeout=CELL_TIMEOUT, progress_bar=False,
+        pm.execute_notebook(str(src), str(tmp_path / ("out_" + src.name)), kernel_name="python3",
+                            cwd=str((NBS / name).parent), execution_timeout=CELL_TIMEOUT, progress_bar=False,
                             log_output=False)
     except pm.PapermillExecutionError as e:
         src_lines = (e.source or "").strip().splitlines()

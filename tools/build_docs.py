@@ -15,6 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 NBS = ROOT / "nbs"
+FOLDERS = ("", "core", "games", "models", "options", "learn", "analysis", "methods", "experiments", "tools")   # layer order
 PLOTLY_MIME, WIDGET_MIME = "application/vnd.plotly.v1+json", "application/vnd.jupyter.widget-view+json"
 MATHJAX_URL = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"   # the config the package ships
 
@@ -26,15 +27,23 @@ def _prepared(path: Path, out_dir: Path) -> Path:
     return mod.prepared(path, out_dir)
 
 
+def notebooks() -> list[str]:
+    "Every notebook under nbs/ as its path without `.ipynb` (`options/02_library`), folders in layer order."
+    names = [p.relative_to(NBS).with_suffix("").as_posix() for p in NBS.rglob("*.ipynb")
+             if not any(part.startswith(("_", ".")) for part in p.relative_to(NBS).parts)]
+    return sorted(names, key=lambda n: (FOLDERS.index(n.rpartition("/")[0]) if n.rpartition("/")[0] in FOLDERS else len(FOLDERS), n))
+
+
 def execute(name: str, out: Path, force: bool = False) -> Path:
-    "Run `nbs/<name>.ipynb` with papermill (cwd nbs/) into `out/<name>.ipynb`, unless a newer copy is there."
+    "Run `nbs/<name>.ipynb` with papermill (cwd: its folder) into `out/<name>.ipynb`, unless a newer copy is there."
     import papermill as pm
     src, dst = NBS / f"{name}.ipynb", out / f"{name}.ipynb"
     if dst.exists() and dst.stat().st_mtime > src.stat().st_mtime and not force: return dst
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "_prep").mkdir(parents=True, exist_ok=True)
-    prep = _prepared(src, out / "_prep")
-    pm.execute_notebook(str(prep), str(dst), kernel_name="python3", cwd=str(NBS), progress_bar=False, log_output=False)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    prep_dir = (out / "_prep" / name).parent
+    prep_dir.mkdir(parents=True, exist_ok=True)
+    prep = _prepared(src, prep_dir)
+    pm.execute_notebook(str(prep), str(dst), kernel_name="python3", cwd=str(src.parent), progress_bar=False, log_output=False)
     return dst
 
 
@@ -57,22 +66,26 @@ def static_outputs(nb) -> dict:
     return {"figures": n_fig, "widgets": n_widget}
 
 
-def render(executed: Path, site: Path) -> dict:
-    "One executed notebook -> `site/<name>.html` (nbconvert's lab template, local MathJax, local plotly.js)."
+def render(executed: Path, site: Path, name: str) -> dict:
+    "One executed notebook -> `site/<name>.html` (nbconvert's lab template, local MathJax, local plotly.js beside it)."
     import nbformat
     from nbconvert import HTMLExporter
+    from marl_llm.core.records import write_plotly_js
     nb = nbformat.read(executed, as_version=4)
     counts = static_outputs(nb)
+    up = "../" * name.count("/")                                  # a page in a folder reaches the site's root
     ex = HTMLExporter(template_name="lab")
-    ex.mathjax_url = MATHJAX_URL
+    ex.mathjax_url = up + MATHJAX_URL
     body, _ = ex.from_notebook_node(nb)
     body = re.sub(r"<script[^>]+src=\"https?://[^\"]+\"[^>]*>\s*</script>", "", body)     # nothing from a CDN:
     body = re.sub(r"<script type=\"module\">(?:(?!</script>).)*?cdnjs(?:(?!</script>).)*</script>", "", body, flags=re.S)  # mermaid
     # the packaged MathJax ships only the STIX-Web fonts: ask for them (its default TeX fonts fail as "Math Processing Error")
     body = body.replace("messageStyle: 'none',", "messageStyle: 'none', 'HTML-CSS': {availableFonts: [], preferredFont: null, "
                         "webFont: 'STIX-Web', imageFont: null},", 1)
-    body = re.sub(r"(<body[^>]*>)", r"\1<p style='margin:8px 16px'><a href='index.html'>&larr; marl_llm notebooks</a></p>", body, 1)
-    out = site / f"{executed.stem}.html"
+    body = re.sub(r"(<body[^>]*>)", rf"\1<p style='margin:8px 16px'><a href='{up}index.html'>&larr; marl_llm notebooks</a></p>", body, 1)
+    out = site / f"{name}.html"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_plotly_js(out.parent)                                   # figures load plotly.min.js from the page's folder
     out.write_text(body, encoding="utf-8")
     remote = sorted(set(re.findall(r"(?:src|href)=[\"'](https?://[^\"']+)", body)))
     return {**counts, "bytes": out.stat().st_size, "remote": remote}
@@ -90,8 +103,13 @@ def title_of(path: Path) -> tuple[str, str]:
 
 
 def index_page(names: list[str], stats: dict) -> str:
-    rows = []
+    "The site's index: every built notebook, grouped by folder in layer order, with its title and summary."
+    rows, folder = [], None
     for n in names:
+        f = n.rpartition("/")[0]
+        if f != folder:
+            folder = f
+            rows.append(f"<tr><th colspan='3' style='text-align:left;padding-top:14px'>{html.escape(f + '/' if f else 'nbs/')}</th></tr>")
         t, s = title_of(NBS / f"{n}.ipynb")
         st = stats.get(n, {})
         rows.append(f"<tr><td><a href='{n}.html'><code>{n}</code></a></td><td><b>{html.escape(t)}</b><br>"
@@ -113,7 +131,7 @@ def build(names: list[str] | None = None, out: Path = ROOT / "_docs", execute_fi
           quiet: bool = False) -> dict:
     "Execute (optionally) and render `names` (default: every notebook) into `out/site`; returns per-page stats."
     from marl_llm.core.records import write_plotly_js
-    names = names or sorted(p.stem for p in NBS.glob("*.ipynb") if not p.name.startswith("_"))
+    names = names or notebooks()
     site, executed = out / "site", out / "executed"
     site.mkdir(parents=True, exist_ok=True)
     write_plotly_js(site)
@@ -123,17 +141,18 @@ def build(names: list[str] | None = None, out: Path = ROOT / "_docs", execute_fi
         t0 = time.time()
         src = execute(n, executed, force) if execute_first else executed / f"{n}.ipynb"
         if not src.exists(): raise FileNotFoundError(f"no executed copy of {n} in {str(executed)!r}; run without --no-execute")
-        stats[n] = render(src, site)
+        stats[n] = render(src, site, n)
         if not quiet: print(f"{n:28s} {stats[n]['figures']:3d} figures {stats[n]['bytes'] / 1e6:6.2f} MB  {time.time() - t0:6.1f} s"
                             + (f"  remote: {stats[n]['remote']}" if stats[n]["remote"] else ""), flush=True)
-    built = sorted(p.stem for p in site.glob("*.html") if p.stem != "index" and (NBS / f"{p.stem}.ipynb").exists())
+    on_site = {p.relative_to(site).with_suffix("").as_posix() for p in site.rglob("*.html")}
+    built = [n for n in notebooks() if n in on_site and n != "index"]
     (site / "index.html").write_text(index_page(built, stats), encoding="utf-8")
     return stats
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("names", nargs="*", help="notebooks (stems, e.g. options/02_library); default: all")
+    ap.add_argument("names", nargs="*", help="notebooks (paths under nbs/, e.g. options/02_library); default: all")
     ap.add_argument("--out", default=str(ROOT / "_docs"))
     ap.add_argument("--no-execute", action="store_true", help="render the executed copies already there")
     ap.add_argument("--force", action="store_true", help="re-execute even when the executed copy is newer")
