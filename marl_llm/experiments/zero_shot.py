@@ -197,7 +197,7 @@ def parse_rates(adapters,           # `AgentAdapters` (the frozen base)
                 json_tokens: int = 96,  # new tokens per LLM-ALSO reply (`LLMJSON`'s default)
                ) -> dict:
     "Per text method: the share of greedy completions its parser accepts, with up to 3 verbatim failures."
-    import marl_llm.learn.shapley as shap
+    import marl_llm.learn.first_error as shap
     from marl_llm.methods import llm_also_critic as also
     from marl_llm.games.tasks import arithmetic_tasks
     from marl_llm.learn.teams import handoff_prompt
