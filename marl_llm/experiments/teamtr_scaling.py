@@ -14,7 +14,7 @@ import numpy as np
 __all__ = ['SIM_REWARDS', 'SETTINGS', 'chain_occupancy', 'chain_values', 'chain_reward', 'chain_instance', 'growth_fit', 'run',
            'summarise', 'figure']
 
-# %% ../../nbs/experiments/07_teamtr_scaling.ipynb #faef605b
+# %% ../../nbs/experiments/07_teamtr_scaling.ipynb #fcad0b19
 def _softmax(x: np.ndarray) -> np.ndarray:
     e = np.exp(x - x.max(-1, keepdims=True)); return e / e.sum(-1, keepdims=True)
 
@@ -31,6 +31,7 @@ def chain_values(pis: Sequence[np.ndarray], R: np.ndarray) -> tuple[list[np.ndar
         Q[p] = V.reshape(-1, K); V = (pis[p] * Q[p]).sum(-1)
     return Q, float(V[0])
 
+# %% ../../nbs/experiments/07_teamtr_scaling.ipynb #abb6a067
 SIM_REWARDS = ("consensus", "independent")
 
 def chain_reward(kind: str, n: int, K: int, T: int, rng: np.random.Generator) -> np.ndarray:
@@ -47,6 +48,7 @@ def chain_reward(kind: str, n: int, K: int, T: int, rng: np.random.Generator) ->
         raise ValueError(f"unknown reward {kind!r}; valid: {list(SIM_REWARDS)}")
     return R
 
+# %% ../../nbs/experiments/07_teamtr_scaling.ipynb #dc68b249
 def chain_instance(n: int, K: int = 2, T: int = 2, delta: float = 0.01, init_scale: float = 1.0,
                    reward: str = "consensus", rng: np.random.Generator | None = None) -> dict:
     "One random chain: sequential trust-region updates; exact gains and stale / intermediate surrogates per agent."
@@ -78,6 +80,7 @@ def chain_instance(n: int, K: int = 2, T: int = 2, delta: float = 0.01, init_sca
                 gap_int=float(abs(L_int.sum() - dJ.sum())), gap_stale=float(abs(L_st.sum() - dJ.sum())),
                 gain=float(dJ.sum()), max_kl=float(max(kls)))
 
+# %% ../../nbs/experiments/07_teamtr_scaling.ipynb #748fb7a0
 def growth_fit(ns: Sequence[float], ys: Sequence[float]) -> dict:
     "Fit y = a + b n and y = a + b n^2 (R^2 of each) and the power law y = c n^p (exponent p, R^2 in log-log)."
     ns, ys = np.asarray(ns, float), np.asarray(ys, float)
@@ -94,8 +97,9 @@ def growth_fit(ns: Sequence[float], ys: Sequence[float]) -> dict:
     return dict(exponent=float(p), r2_power=r2_pow, r2_linear=r2_lin, r2_quadratic=r2_quad,
                 linear=c_lin, quadratic=c_quad, power=[float(np.exp(logc)), float(p)])
 
+# %% ../../nbs/experiments/07_teamtr_scaling.ipynb #c4999ae4
 def run(n_max: int = 8, instances: int = 20, delta: float = 0.01, reward: str = "consensus",
-                       K: int = 2, T: int = 2, seed: int = 0) -> dict:
+        K: int = 2, T: int = 2, seed: int = 0) -> dict:
     "Mean stale / intermediate evaluation errors for n = 1..n_max over random chains, with growth fits."
     rng = np.random.default_rng(seed)
     rows = [chain_instance(n, K, T, delta, reward=reward, rng=rng) for n in range(1, n_max + 1) for _ in range(instances)]
