@@ -55,7 +55,7 @@ def text_logprob_fn(adapters,                # `AgentAdapters`
         return lp, mask, None
     return fn
 
-# %% ../../nbs/learn/04_update.ipynb #fb5cc534
+# %% ../../nbs/learn/04_update.ipynb #854a6eef
 def _rows(values: Sequence, like: torch.Tensor) -> torch.Tensor:
     "Per-turn floats or per-token lists as a `[B, T]` tensor shaped like `like` (zeros past each row's end)."
     out = torch.zeros_like(like)
@@ -69,6 +69,7 @@ def _unpad(x: torch.Tensor, mask: torch.Tensor | None) -> list:
     if mask is None: return x[:, 0].tolist()
     return [[v for v, m in zip(r, mr) if m] for r, mr in zip(x.tolist(), mask.tolist())]
 
+# %% ../../nbs/learn/04_update.ipynb #fe3f48c3
 def turn_tokens(t: Turn) -> int:
     "Tokens of a turn's forward: its prompt and completion."
     return len(t.prompt_ids or ()) + len(t.completion_ids or ())
@@ -87,6 +88,7 @@ def minibatches(order: Sequence[int],  # turn indices in the shuffled order
         cur.append(j); longest = max(longest, n)
     return out + [cur] if cur else out
 
+# %% ../../nbs/learn/04_update.ipynb #2abec5ae
 def per_agent_update(turns: Sequence[Turn],   # turns with `info['adv']` (NaN / missing: skipped)
                      logprobs: LogProbFn,     # `menu_logprob_fn(policy)` or `text_logprob_fn(adapters)`
                      optimizers: dict,        # agent -> its optimiser
