@@ -147,7 +147,7 @@ class Method:
     def load_state_dict(self, state: dict) -> None: pass
     def finish(self, pipe: "Pipeline") -> None: pass
 
-# %% ../../nbs/learn/05_pipeline.ipynb #62a2319d
+# %% ../../nbs/learn/05_pipeline.ipynb #0f395883
 def adapter_digest(adapters) -> str:
     "A hash of every agent's adapter weights (equal across ranks after a synchronised update)."
     h = hashlib.sha256()
@@ -161,6 +161,7 @@ def _broadcast(adapters) -> None:
     for a in adapters.names:
         for p in adapters.parameters(a): dist.broadcast(p.data, src=0)
 
+# %% ../../nbs/learn/05_pipeline.ipynb #ae580af4
 SAFE_ON_RESUME = ("updates", "checkpoint_every", "eval_every", "record_episodes", "device")
 "Config fields a resumed run may change (they extend or observe the run, not the experiment)."
 
@@ -197,6 +198,7 @@ def record_changes(out: Path, changes: dict, step: int) -> None:
     cfg.update({k: new for k, (old, new) in changes.items()})
     write_json(out / "config.json", cfg, indent=2)
 
+# %% ../../nbs/learn/05_pipeline.ipynb #fb7ab1e6
 class Pipeline:
     "The one training loop around a `Method`: run directory, progress, metrics, evaluation, checkpoints, resume, scale-out."
     def __init__(self, method: Method,  # the method (its `cfg` is saved as config.json)
