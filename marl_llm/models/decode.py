@@ -167,7 +167,7 @@ class RowLoRA:
         y.view(-1, y.shape[-1]).addmm_(u.view(-1, u.shape[-1]), self.Bt)
         return y
 
-# %% ../../nbs/models/03_decode.ipynb #cbc6c706
+# %% ../../nbs/models/03_decode.ipynb #e723feaf
 @dataclass
 class Decoded:
     "What `fast_generate` returns: prompts + new tokens (pad after a row's EOS) and each new token's log-prob."
@@ -187,6 +187,7 @@ def _distinct_rows(names: Sequence[str], input_ids: torch.Tensor, attention_mask
     first, which = distinct_rows(zip(names, map(tuple, input_ids.tolist()), map(tuple, attention_mask.tolist())))
     return torch.tensor(first, device=input_ids.device), torch.tensor(which, device=input_ids.device)
 
+# %% ../../nbs/models/03_decode.ipynb #ce075c3f
 class Decoder:
     """The forward of a pre-norm decoder (Qwen2, Llama) over a KV cache it owns, preallocated for the whole call:
     the modules' weights applied directly (no per-step mask building, cache objects or logits processors), and
@@ -276,6 +277,7 @@ class Decoder:
             h = lin(down, F.silu(g) * u if graph else F.silu(g, inplace=True).mul_(u), res=h)   # in place when no graph
         return h
 
+# %% ../../nbs/models/03_decode.ipynb #ca0c2b57
 def prefilled(model, names: Sequence[str], input_ids: torch.Tensor, attention_mask: torch.Tensor,
               length: int) -> tuple[Decoder, Decoder, torch.Tensor, torch.Tensor]:
     """A `Decoder` for rows `names` with room for `length` columns, the left-padded prompts `input_ids` `[B, T0]`
