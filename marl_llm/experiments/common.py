@@ -17,18 +17,23 @@ __all__ = ['API', 'curve_record', 'final_stats', 'round_floats']
 API = ("run", "summarise", "figure")
 "The functions every experiment module defines."
 
-def curve_record(rows: Sequence[dict], metric: str = "eval/accuracy") -> dict:
+def curve_record(rows: Sequence[dict],          # a run's metrics rows
+                 metric: str = "eval/accuracy", # the held-out metric
+                ) -> dict:
     "A run's held-out curve from its metrics rows: `acc_start`, `acc_final` and `curve` ([[step, value], ...])."
     ev = [r for r in rows if metric in r]
     return dict(acc_start=ev[0][metric], acc_final=ev[-1][metric], curve=[[r["step"], r[metric]] for r in ev])
 
-def final_stats(runs: Sequence[dict]) -> dict:
+def final_stats(runs: Sequence[dict], # one arm's runs (`curve_record` fields and `seed`)
+               ) -> dict:
     "An arm's runs: final accuracy (mean, std, per seed), its seeds, the mean start and the mean gain."
     fin, st = [r["acc_final"] for r in runs], [r["acc_start"] for r in runs]
     return dict(mean=float(np.mean(fin)), std=float(np.std(fin)), final=fin, seeds=[r["seed"] for r in runs],
                 start_mean=float(np.mean(st)), gain_mean=float(np.mean(np.subtract(fin, st))))
 
-def round_floats(o, nd: int = 5):
+def round_floats(o,          # a JSON-like object
+                 nd: int = 5, # significant digits kept
+                ):
     "A copy of a JSON-like object with floats rounded to `nd` significant digits (small committed result files)."
     if isinstance(o, float): return float(f"{o:.{nd}g}")
     if isinstance(o, dict): return {k: round_floats(v, nd) for k, v in o.items()}

@@ -21,7 +21,10 @@ __all__ = ['NonFiniteLoss', 'check_finite', 'CheckpointError', 'Checkpointer']
 class NonFiniteLoss(RuntimeError):
     "A NaN or inf loss: the run stops and its last good checkpoint is kept as it is."
 
-def check_finite(value, what: str, step: int) -> None:
+def check_finite(value,     # a loss or gradient norm (tensor or number)
+                 what: str, # what it is, for the message ("loss of agent_0")
+                 step: int, # the update it belongs to
+                ) -> None:
     "Raise `NonFiniteLoss` naming `what` and `step` if `value` is NaN or inf."
     v = float(value.detach()) if isinstance(value, torch.Tensor) else float(value)
     if not math.isfinite(v):
@@ -59,8 +62,13 @@ class Checkpointer:
 
 # %% ../../nbs/learn/03_checkpoint.ipynb #57a9abcd
 @patch
-def save(self: Checkpointer, step: int, adapters, optimizers: Mapping[str, torch.optim.Optimizer],
-         state: dict | None = None, generators: Mapping[str, torch.Generator] | None = None) -> Path:
+def save(self: Checkpointer,
+         step: int,                                          # the update just finished
+         adapters,                                           # `AgentAdapters`: every agent's adapter
+         optimizers: Mapping[str, torch.optim.Optimizer],    # agent -> its optimiser
+         state: dict | None = None,                          # the method's own state (JSON)
+         generators: Mapping[str, torch.Generator] | None = None, # named torch generators to restore exactly
+        ) -> Path:
     "Write checkpoint `step` atomically (files hashed and fsynced before the rename) and point `latest` at it."
     final = self.dir / f"step_{step:06d}"
     tmp = self.dir / f".tmp_step_{step:06d}"
@@ -89,7 +97,9 @@ def _prune(self: Checkpointer):
     for p in done[:-self.keep]: shutil.rmtree(p, ignore_errors=True)
 
 @patch
-def verify(self: Checkpointer, path: Path) -> str | None:
+def verify(self: Checkpointer,
+           path: Path, # a checkpoint folder (`step_000010`)
+          ) -> str | None:
     "None if checkpoint `path` is intact, else the reason (a missing, truncated or altered file)."
     path = Path(path)
     if not (path / "state.json").is_file(): return "state.json is missing"
@@ -116,8 +126,12 @@ def latest(self: Checkpointer) -> Path | None:
 
 # %% ../../nbs/learn/03_checkpoint.ipynb #bc1cb6e9
 @patch
-def load(self: Checkpointer, adapters, optimizers: Mapping[str, torch.optim.Optimizer], path: Path | None = None,
-         generators: Mapping[str, torch.Generator] | None = None) -> dict:
+def load(self: Checkpointer,
+         adapters,                                           # `AgentAdapters` to load every agent's adapter into
+         optimizers: Mapping[str, torch.optim.Optimizer],    # agent -> its optimiser
+         path: Path | None = None,                           # a checkpoint folder (None: the newest intact one)
+         generators: Mapping[str, torch.Generator] | None = None, # named torch generators to restore
+        ) -> dict:
     "Restore a checkpoint (the newest intact one by default) into `adapters`, `optimizers`, generators; return its state."
     if path is None:
         path = self.latest()

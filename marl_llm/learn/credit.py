@@ -29,8 +29,12 @@ class CreditStats:
     def as_dict(self, prefix: str = "adv/") -> dict:
         return {prefix + k: v for k, v in self.__dict__.items()}
 
-def group_normalise(values: Sequence[float], keys: Sequence[Hashable], clip: float = 5.0, eps: float = 1e-6,
-                    min_std: float = 1e-8) -> tuple[np.ndarray, CreditStats]:
+def group_normalise(values: Sequence[float],  # one value per rollout (or turn)
+                    keys: Sequence[Hashable],  # its group: values are normalised among equal keys
+                    clip: float = 5.0,         # clip the normalised values to [-clip, clip] (None: no clip)
+                    eps: float = 1e-6,         # added to the group's std
+                    min_std: float = 1e-8,     # a group with a smaller std carries no signal: NaN, counted as skipped
+                   ) -> tuple[np.ndarray, CreditStats]:
     "Normalise `values` within each group of equal `keys`; zero-variance groups get NaN (skipped) and are counted."
     v = np.asarray(values, dtype=np.float64)
     if len(v) != len(keys): raise ValueError(f"{len(v)} values but {len(keys)} keys")
@@ -56,7 +60,9 @@ def group_normalise(values: Sequence[float], keys: Sequence[Hashable], clip: flo
 def _group_of(ep: Episode, default: int) -> Hashable:
     return ep.meta.get("group", default)
 
-def magrpo_credit(episodes: Sequence[Episode], clip: float = 5.0) -> CreditStats:
+def magrpo_credit(episodes: Sequence[Episode], # rollouts; `meta['group']` says which started from the same state
+                  clip: float = 5.0,            # clip of the normalised return
+                 ) -> CreditStats:
     "Set `turn.info['adv']` to the group-normalised team return of its episode (NaN for skipped groups)."
     groups = [_group_of(ep, i) for i, ep in enumerate(episodes)]
     adv, st = group_normalise([team_reward(ep) for ep in episodes], groups, clip=clip)
@@ -66,7 +72,10 @@ def magrpo_credit(episodes: Sequence[Episode], clip: float = 5.0) -> CreditStats
     return st
 
 # %% ../../nbs/learn/01_credit.ipynb #f249a43f
-def decision_returns(turns: Sequence[Turn], gamma: float = 0.99, horizon: str = "to_go") -> list[float]:
+def decision_returns(turns: Sequence[Turn],  # one agent's turns in time order (`steps`: primitive steps each option took)
+                     gamma: float = 0.99,      # discount per primitive step
+                     horizon: str = "to_go",   # 'to_go': the discounted return to the end; 'segment': the option's own reward
+                    ) -> list[float]:
     "Semi-MDP decision-level returns of one agent's turns (in time order): G_k = R_k + gamma**steps_k * G_{k+1}."
     if not 0 <= gamma <= 1: raise ValueError(f"gamma must be in [0, 1], got {gamma}")
     if horizon not in ("to_go", "segment"): raise ValueError(f"horizon {horizon!r}; valid: 'to_go', 'segment'")
@@ -77,8 +86,12 @@ def decision_returns(turns: Sequence[Turn], gamma: float = 0.99, horizon: str = 
         out[k] = g
     return out
 
-def pa_magrpo_credit(episodes: Sequence[Episode], gamma: float = 0.99, horizon: str = "to_go",
-                     clip: float = 5.0, window: int | None = None) -> dict[str, CreditStats]:
+def pa_magrpo_credit(episodes: Sequence[Episode], # rollouts; `meta['group']` says which started from the same state
+                     gamma: float = 0.99,           # discount per primitive step (`decision_returns`)
+                     horizon: str = "to_go",        # 'to_go' or 'segment' (`decision_returns`)
+                     clip: float = 5.0,             # clip of the normalised return
+                     window: int | None = None,     # normalise only among turns that started in the same window of steps
+                    ) -> dict[str, CreditStats]:
     """Per agent: set `turn.info['ret']` and `turn.info['adv']` (normalised over that agent's turns in its group;
     with `window`, only over those that started in the same window of `window` primitive steps)."""
     if window is not None and window < 1: raise ValueError(f"window must be >= 1 or None, got {window}")

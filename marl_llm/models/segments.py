@@ -34,7 +34,8 @@ class SegmentLoRA:
             at = e
         return torch.cat(out + [y[at:]])
 
-def runs(names: Sequence[str]) -> list[tuple[str, int, int]]:
+def runs(names: Sequence[str], # one adapter name per row, rows grouped by adapter
+        ) -> list[tuple[str, int, int]]:
     "Consecutive runs of equal names: `(name, first row, end row)`."
     out = []
     for k, n in enumerate(names):
