@@ -28,7 +28,9 @@ DIRECTIONS: tuple[tuple[int, int], ...] = MOVES[:4]
 DIRECTION_NAMES = dict(zip(DIRECTIONS, ("north", "south", "east", "west")))
 STAY, INTERACT = 4, 5
 
-def add(p: tuple[int, int], d: tuple[int, int]) -> tuple[int, int]:
+def add(p: tuple[int, int], # an (x, y) cell
+        d: tuple[int, int], # a direction (dx, dy), e.g. one of `DIRECTIONS`
+       ) -> tuple[int, int]:
     "The cell one step from `p` in direction `d`."
     return (p[0] + d[0], p[1] + d[1])
 
@@ -36,7 +38,10 @@ def add(p: tuple[int, int], d: tuple[int, int]) -> tuple[int, int]:
 class LayoutError(ValueError):
     "A malformed layout: ragged rows, an unknown symbol, or the wrong number of agents."
 
-def parse_grid(rows: Sequence[str], legend: Iterable[str], name: str = "layout") -> np.ndarray:
+def parse_grid(rows: Sequence[str],     # the grid's rows, one symbol per cell
+               legend: Iterable[str],   # the valid symbols
+               name: str = "layout",    # the layout's name, for error messages
+              ) -> np.ndarray:
     "Check `rows` (strings of one symbol per cell) against `legend`; return an `(H, W)` array of symbols."
     rows = [r for r in rows]
     if not rows: raise LayoutError(f"{name}: the grid is empty")
@@ -52,7 +57,9 @@ def parse_grid(rows: Sequence[str], legend: Iterable[str], name: str = "layout")
     return np.array([list(r) for r in rows])
 
 # %% ../../nbs/games/01_grid.ipynb #040466b6
-def bfs_distances(free: np.ndarray, goal: tuple[int, int]) -> np.ndarray:
+def bfs_distances(free: np.ndarray,      # (H, W) bool mask of walkable cells
+                  goal: tuple[int, int], # the (x, y) cell distances are measured to
+                 ) -> np.ndarray:
     "Steps from every cell to `goal` moving through cells where `free[y, x]`; -1 if unreachable."
     h, w = free.shape
     dist = np.full((h, w), -1, dtype=np.int32)
@@ -100,7 +107,8 @@ class DistanceCache:
 def _cache_for(key: bytes, shape: tuple[int, int]) -> DistanceCache:
     return DistanceCache(np.frombuffer(key, dtype=bool).reshape(shape))
 
-def distance_cache(free: np.ndarray) -> DistanceCache:
+def distance_cache(free: np.ndarray, # (H, W) bool mask of walkable cells
+                  ) -> DistanceCache:
     "The shared `DistanceCache` for this `free` mask: every env built on the same layout reuses one."
     free = np.ascontiguousarray(free, dtype=bool)
     return _cache_for(free.tobytes(), free.shape)
@@ -195,9 +203,13 @@ class GridParallelEnv(ParallelEnv):
 AGENT_COLORS = ["#1f77b4", "#ff7f0e", "#9467bd", "#17becf", "#8c564b", "#e377c2", "#2ca02c", "#7f7f7f"]
 "Agent marker colours, in agent order: none of them red (apples) or light green (grass)."
 
-def grid_figure(cells: Sequence[str], colors: Mapping[str, str], labels: Mapping[tuple[int, int], str] = {},
-                agents: Sequence[tuple[tuple[int, int], tuple[int, int], str]] = (), title: str = "",
-                cell_px: int = 40):
+def grid_figure(cells: Sequence[str],                     # the grid's rows of symbols
+                colors: Mapping[str, str],                # fill colour per symbol (white if missing)
+                labels: Mapping[tuple[int, int], str] = {}, # text drawn on (x, y) cells
+                agents: Sequence[tuple[tuple[int, int], tuple[int, int], str]] = (), # (pos, facing, name) per agent
+                title: str = "",                          # the figure's title
+                cell_px: int = 40,                        # pixels per cell
+               ):
     "Plotly figure of a grid: `cells` rows of symbols, `colors` per symbol, `labels` per cell, agents as (pos, facing, name)."
     import plotly.graph_objects as go
     h, w = len(cells), len(cells[0])

@@ -59,7 +59,8 @@ class KuhnPoker(StrategicGame):
 # %% ../../nbs/games/07_strategic.ipynb #b84a0c83
 LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
 
-def ttt_winner(board: Sequence[int]) -> int:
+def ttt_winner(board: Sequence[int], # 9 cells: 0 empty, 1 seat 0's mark, 2 seat 1's mark
+              ) -> int:
     "0 or 1 for a completed line of that seat's marks (board holds 0 empty, 1 for seat 0, 2 for seat 1), else -1."
     for a, b, c in LINES:
         if board[a] and board[a] == board[b] == board[c]: return board[a] - 1
@@ -231,7 +232,8 @@ class StagHunt(RepeatedMatrixGame):
 STRATEGIC_GAMES: dict[str, type] = {g.NAME: g for g in (KuhnPoker, TicTacToe, Negotiation, PrisonersDilemma, StagHunt)}
 "Game name -> class."
 
-def make_strategic_game(name: str, **kwargs) -> StrategicGame:
+def make_strategic_game(name: str, # a key of `STRATEGIC_GAMES`
+                        **kwargs) -> StrategicGame:
     "A new game by name (`kwargs` go to its constructor, e.g. `rounds=`, `max_turns=`, `max_retries=`)."
     if name not in STRATEGIC_GAMES: raise ValueError(f"unknown game {name!r}; valid: {sorted(STRATEGIC_GAMES)}")
     return STRATEGIC_GAMES[name](**kwargs)

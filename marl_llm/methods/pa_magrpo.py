@@ -103,12 +103,16 @@ class PAMAGRPO(Method):
 
 # %% ../../nbs/methods/01_pa_magrpo.ipynb #e9bdeccf
 @patch
-def rollout(self: PAMAGRPO, step: int) -> list[Episode]:
+def rollout(self: PAMAGRPO,
+            step: int, # the update's index (sets the env seeds, `train_seeds`)
+           ) -> list[Episode]:
     self._fb0 = self.oenv.stats["empty_menu_fallbacks"]
     return play_options(self.oenv, self.policy, self.train_seeds(step), obs=self.obs, shaping=SHAPING.get(self.cfg.shaping))
 
 @patch
-def credit(self: PAMAGRPO, episodes: list[Episode]) -> tuple[list[Turn], dict]:
+def credit(self: PAMAGRPO,
+           episodes: list[Episode], # this update's rollouts
+          ) -> tuple[list[Turn], dict]:
     c = self.cfg
     if c.method == "magrpo": cs = {"team": magrpo_credit(episodes, clip=c.adv_clip)}
     else: cs = pa_magrpo_credit(episodes, gamma=c.gamma, horizon=c.credit_horizon, clip=c.adv_clip, window=c.credit_window)
@@ -116,12 +120,17 @@ def credit(self: PAMAGRPO, episodes: list[Episode]) -> tuple[list[Turn], dict]:
     return turns, {f"{k}/{n}": v for k, st in cs.items() for n, v in st.as_dict("adv_").items()}
 
 @patch
-def update(self: PAMAGRPO, turns: list[Turn], step: int) -> dict:
+def update(self: PAMAGRPO,
+           turns: list[Turn], # turns with a finite advantage (`info['adv']`)
+           step: int,         # the update's index
+          ) -> dict:
     return per_agent_update(turns, menu_logprob_fn(self.policy), self.optimizers, self.adapters.parameters, self.cfg, step,
                             all_reduce=self.ctx.reduce)
 
 @patch
-def rollout_metrics(self: PAMAGRPO, episodes: list[Episode]) -> dict:
+def rollout_metrics(self: PAMAGRPO,
+                    episodes: list[Episode], # this update's rollouts
+                   ) -> dict:
     team = [ep.meta["task_reward"] for ep in episodes]
     return {"team_reward": float(np.mean(team)), "team_reward_max": float(np.max(team)),
             "shaped_reward": float(np.mean([ep.meta["team_reward"] for ep in episodes])),
@@ -130,7 +139,10 @@ def rollout_metrics(self: PAMAGRPO, episodes: list[Episode]) -> dict:
 
 # %% ../../nbs/methods/01_pa_magrpo.ipynb #44090103
 @patch
-def evaluate(self: PAMAGRPO, step: int, record: int = 0) -> dict:
+def evaluate(self: PAMAGRPO,
+             step: int,      # the update's index (seeds the policy's sampling)
+             record: int = 0, # how many evaluation episodes to record and return under `_episodes`
+            ) -> dict:
     "Mean unshaped team reward on held-out seeds."
     g, c = self.policy.generator, self.cfg
     saved = g.get_state(); g.manual_seed(c.eval_seed + step)

@@ -195,12 +195,20 @@ class OptionLibrary:
 
 # %% ../../nbs/options/01_core.ipynb #c38d4900
 @patch
-def budget(self: OptionLibrary, env, i: int, opt: Option) -> int:
+def budget(self: OptionLibrary,
+           env,         # the grid env (its `free` mask sets the default budget)
+           i: int,      # the agent's index
+           opt: Option, # the bound option
+          ) -> int:
     "The option's step budget: `budgets[name]` if given, else twice the layout's height + width (a long walk)."
     return self.budgets.get(opt.name) or 2 * sum(env.free.shape)
 
 @patch
-def features(self: OptionLibrary, env, i: int, opt: Option | None = None) -> dict:
+def features(self: OptionLibrary,
+             env,                       # the grid env
+             i: int,                    # the agent's index
+             opt: Option | None = None, # a bound option (None: the state's features only)
+            ) -> dict:
     "Features of the state (and of `opt` and its bound arguments): the raw material of feasibility guards."
     f = {"t": int(env.t), "x": int(env.pos[i][0]), "y": int(env.pos[i][1]), **self.state_features(env, i)}
     if opt is not None:
@@ -211,14 +219,23 @@ def features(self: OptionLibrary, env, i: int, opt: Option | None = None) -> dic
     return f
 
 @patch
-def distance(self: OptionLibrary, env, i: int, cells: Sequence[Cell]) -> int:
+def distance(self: OptionLibrary,
+             env,                  # the grid env
+             i: int,               # the agent's index
+             cells: Sequence[Cell], # (x, y) cells to reach
+            ) -> int:
     "Static BFS steps from agent `i` to the nearest of `cells`; -1 if none is reachable (or none given)."
     dc, pos = distance_cache(env.free), tuple(env.pos[i])
     ds = [d for d in (dc.dist(pos, tuple(c)) for c in cells) if d >= 0]
     return min(ds) if ds else -1
 
 @patch
-def bind(self: OptionLibrary, env, i: int, choice, menu: Sequence[Option] | None = None) -> Option:
+def bind(self: OptionLibrary,
+         env,                                # the grid env
+         i: int,                             # the agent's index
+         choice,                             # a menu index, an `Option` or its label (whitespace ignored)
+         menu: Sequence[Option] | None = None, # the menu to bind against (None: `self.menu(env, i)`)
+        ) -> Option:
     "Resolve `choice` (a menu index, an `Option` or a label) against agent `i`'s menu; raise, listing the menu, if it does not bind."
     menu = list(self.menu(env, i) if menu is None else menu)
     if isinstance(choice, (int, np.integer)) and not isinstance(choice, bool):
@@ -232,18 +249,33 @@ def bind(self: OptionLibrary, env, i: int, choice, menu: Sequence[Option] | None
                      + "; ".join(f"{k}: {o.label}" for k, o in enumerate(menu)))
 
 @patch
-def start(self: OptionLibrary, env, i: int, opt: Option, keep_state: bool = True) -> OptionRun:
+def start(self: OptionLibrary,
+          env,                    # the grid env
+          i: int,                 # the agent's index
+          opt: Option,            # the bound option to run
+          keep_state: bool = True, # snapshot `env.get_state()` at the start
+         ) -> OptionRun:
     "Begin executing `opt` for agent `i` (`keep_state=False` skips the `get_state()` snapshot)."
     return OptionRun(self, env, i, opt, keep_state)
 
 @patch
-def act(self: OptionLibrary, env, i: int, opt: Option, run: OptionRun) -> int:
+def act(self: OptionLibrary,
+        env,           # the grid env
+        i: int,        # the agent's index
+        opt: Option,   # the running option
+        run: OptionRun, # its run state (from `start`)
+       ) -> int:
     "Next primitive action of `opt`; the default walks to the nearest spot, faces the target and interacts."
     if opt.name == "wait": return STAY
     return self.approach(env, i, run, self.spots(env, i, opt))
 
 @patch
-def progress(self: OptionLibrary, env, i: int, opt: Option, run: OptionRun):
+def progress(self: OptionLibrary,
+             env,           # the grid env, after the step
+             i: int,        # the agent's index
+             opt: Option,   # the running option
+             run: OptionRun, # its run state (`steps`, `interacted`...)
+            ):
     "After a step: True when done, a reason code when failed, None to go on."
     if opt.name == "wait": return True if run.steps >= self.wait_steps else None
     if self.effect(env, i, opt, run): return True
@@ -252,7 +284,9 @@ def progress(self: OptionLibrary, env, i: int, opt: Option, run: OptionRun):
 
 # %% ../../nbs/options/01_core.ipynb #042208a3
 @patch_to(OptionLibrary, static_method=True)
-def facing_spots(env, targets: Sequence[Cell]) -> list[Spot]:
+def facing_spots(env,                    # the grid env (its `free` mask)
+                 targets: Sequence[Cell], # (x, y) cells to face
+                ) -> list[Spot]:
     "Spots next to each target cell, facing it (stand on a walkable neighbour, look at the target)."
     h, w = env.free.shape
     out = []
@@ -263,12 +297,20 @@ def facing_spots(env, targets: Sequence[Cell]) -> list[Spot]:
     return out
 
 @patch_to(OptionLibrary, static_method=True)
-def others(env, i: int) -> set[Cell]:
+def others(env,    # the grid env
+           i: int, # the agent whose partners' cells are wanted
+          ) -> set[Cell]:
     "Cells held by the other agents."
     return {tuple(p) for j, p in enumerate(env.pos) if j != i}
 
 @patch
-def approach(self: OptionLibrary, env, i: int, run: OptionRun, spots: Sequence[Spot], at: int = INTERACT) -> int:
+def approach(self: OptionLibrary,
+             env,                   # the grid env
+             i: int,                # the agent's index
+             run: OptionRun,        # the option's run state (distance cache, stuck counters)
+             spots: Sequence[Spot], # (cell, facing) pairs to reach; facing None: any
+             at: int = INTERACT,    # the action to take once on a spot and facing right
+            ) -> int:
     "A primitive action that brings agent `i` to the nearest spot and turns it to the spot's facing; `at` once there."
     pos, dc, others = tuple(env.pos[i]), run.dc, self.others(env, i)
     if run._moved_from is not None:                 # did our last move happen? if not, someone was in the way
@@ -298,7 +340,11 @@ def approach(self: OptionLibrary, env, i: int, run: OptionRun, spots: Sequence[S
     return a
 
 @patch_to(OptionLibrary, static_method=True)
-def detour(env, pos: Cell, cells: Sequence[Cell], others: set[Cell]) -> int | None:
+def detour(env,                   # the grid env (its `free` mask)
+           pos: Cell,             # the agent's cell
+           cells: Sequence[Cell], # (x, y) cells to reach
+           others: set[Cell],     # cells held by other agents, treated as walls
+          ) -> int | None:
     "First move towards the nearest of `cells` when other agents count as walls; None if every way is shut."
     free = np.array(env.free, dtype=bool, copy=True)
     for (x, y) in others: free[y, x] = False

@@ -269,7 +269,12 @@ GAMES: dict[str, GameSpec] = {}
 LIBRARIES: dict[str, type] = {}
 "Option library class of each registered game."
 
-def register_game(name: str, module: str, env_class: str, library: type, default_layout: str) -> GameSpec:
+def register_game(name: str,           # the game's name (`--game`)
+                  module: str,         # the module that defines its env, imported on first use
+                  env_class: str,      # the env class's name in `module`
+                  library: type,       # its `OptionLibrary` subclass
+                  default_layout: str, # the layout `make_game` uses when given none
+                 ) -> GameSpec:
     "Add a game and its option library to the registry."
     GAMES[name] = GameSpec(name, module, env_class, library, default_layout)
     LIBRARIES[name] = library
@@ -279,12 +284,15 @@ register_game("overcooked", "marl_llm.games.overcooked", "OvercookedEnv", Overco
 register_game("cleanup", "marl_llm.games.commons", "CleanupEnv", CleanupOptions, "small")
 register_game("harvest", "marl_llm.games.commons", "HarvestEnv", HarvestOptions, "small")
 
-def game_spec(game: str) -> GameSpec:
+def game_spec(game: str, # a registered game's name
+             ) -> GameSpec:
     "The registry entry of `game`; an unknown name lists the valid ones."
     if game not in GAMES: raise ValueError(f"unknown game {game!r}; valid games: {sorted(GAMES)}")
     return GAMES[game]
 
-def make_game(game: str = "overcooked", layout: str | None = None, **kw):
+def make_game(game: str = "overcooked", # a registered game's name
+              layout: str | None = None, # one of the game's layouts (None: its default layout)
+              **kw):
     "A new env of `game` on `layout` (the game's default if None); `kw` go to the env (seed, horizon, n_agents...)."
     spec = game_spec(game)
     layout = spec.default_layout if layout is None else layout
@@ -292,7 +300,8 @@ def make_game(game: str = "overcooked", layout: str | None = None, **kw):
     if layout not in valid: raise ValueError(f"unknown layout {layout!r} for game {game!r}; valid layouts: {valid}")
     return spec.env_cls()(layout=layout, **kw)
 
-def option_library(game, **kw) -> OptionLibrary:
+def option_library(game, # a registered game's name, or an env of a registered game
+                   **kw) -> OptionLibrary:
     "The option library of `game`: a registered name, or an env of a registered game; `kw` configure it."
     if isinstance(game, str): return game_spec(game).library(**kw)
     for spec in GAMES.values():
