@@ -185,7 +185,9 @@ def config_from_dict(cls,   # a `RunConfig` subclass
     except TypeError as e: raise ConfigError(f"{source}: {e}") from None
     return cfg.validate()
 
-def load_config(cls, path) -> RunConfig:
+def load_config(cls,  # the `RunConfig` subclass to build
+                path, # a JSON file of its fields
+               ) -> RunConfig:
     "A validated `cls` from the JSON file `path` (one-line `ConfigError` if missing, not JSON, or not a valid config)."
     from pathlib import Path
     p = Path(path)
@@ -197,7 +199,8 @@ def load_config(cls, path) -> RunConfig:
 RunConfig.from_dict = classmethod(config_from_dict)
 
 # %% ../../nbs/core/02_config.ipynb #3d78ee8f
-def parse_bool(s: str) -> bool:
+def parse_bool(s: str, # a flag's value as typed
+              ) -> bool:
     "true/false/1/0/yes/no/on/off (any case); anything else is an error naming the value."
     v = str(s).strip().lower()
     if v in ("1", "true", "yes", "on"): return True

@@ -132,7 +132,10 @@ def _jsonable(o):
     if dataclasses.is_dataclass(o): return dataclasses.asdict(o)
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
-def write_json(path, obj, indent: int | None = None) -> Path:
+def write_json(path,                     # the file to write (parent folders are created)
+               obj,                      # a JSON-like object
+               indent: int | None = None, # `json.dumps` indent (None: one line)
+              ) -> Path:
     "Write `obj` as JSON to `path` atomically (numpy scalars/arrays, sets and dataclasses allowed)."
     p = Path(path); p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(p.name + ".tmp")
@@ -143,7 +146,8 @@ def write_json(path, obj, indent: int | None = None) -> Path:
 # %% ../../nbs/core/01_records.ipynb #26a180a2
 PLOTLY_JS = "plotly.min.js"
 
-def write_plotly_js(folder) -> Path:
+def write_plotly_js(folder, # the folder of the pages that load the bundle
+                   ) -> Path:
     "plotly's JS bundle as `folder/plotly.min.js` (written once, atomically); pages in `folder` load it relatively."
     p = Path(folder) / PLOTLY_JS
     if not p.exists():
@@ -153,7 +157,9 @@ def write_plotly_js(folder) -> Path:
         tmp.write_text(get_plotlyjs(), encoding="utf-8"); os.replace(tmp, p)
     return p
 
-def write_figure_html(path, fig) -> Path:
+def write_figure_html(path, # the HTML file to write
+                      fig,  # a plotly figure
+                     ) -> Path:
     "Write plotly figure `fig` as an HTML page that opens offline (the JS bundle beside it, no CDN)."
     p = Path(path)
     write_plotly_js(p.parent)
@@ -161,7 +167,8 @@ def write_figure_html(path, fig) -> Path:
     return p
 
 # %% ../../nbs/core/01_records.ipynb #22b83cb6
-def plotly_script(body: str) -> str:
+def plotly_script(body: str, # JS to run once plotly is loaded
+                 ) -> str:
     "A `<script>` running JS `body` once `window.Plotly` exists, loading `plotly.min.js` from the page's folder if needed."
     return ("<script>(function(){var run=function(){" + body + "};if(window.Plotly){run();return;}"
             "var s=document.querySelector('script[data-marl-plotly]');if(!s){s=document.createElement('script');"
@@ -197,7 +204,8 @@ def _in_kernel() -> bool:
 if _in_kernel() and not os.environ.get("PLOTLY_RENDERER"): use_offline_figures()
 
 # %% ../../nbs/core/01_records.ipynb #031ae63c
-def seed_everything(seed: int) -> None:
+def seed_everything(seed: int, # a non-negative int
+                   ) -> None:
     "Seed python's `random`, numpy's global generator and torch (CPU and CUDA)."
     if not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
@@ -217,7 +225,8 @@ def get_rng_state() -> dict:
     except ImportError: pass
     return st
 
-def set_rng_state(st: dict) -> None:
+def set_rng_state(st: dict, # the states `get_rng_state` returned
+                 ) -> None:
     "Restore generators captured by `get_rng_state`."
     random.setstate(st["python"]); np.random.set_state(st["numpy"])
     if "torch" in st:

@@ -143,13 +143,17 @@ def _qwen2_config(arch: dict):
     return Qwen2Config(vocab_size=len(tiny_vocab()), pad_token_id=sp.index("<pad>"),
                        bos_token_id=sp.index("<s>"), eos_token_id=sp.index("</s>"), **arch)
 
-def builtin_cache_key(name: str, seed: int) -> str:
+def builtin_cache_key(name: str, # a key of `BUILTIN_BACKBONES`
+                      seed: int, # the seed its weights are drawn with
+                     ) -> str:
     "Folder name for a built-in backbone: name, hash of (config, vocabulary), seed."
     blob = json.dumps({"config": BUILTIN_BACKBONES[name], "vocab": tiny_vocab(), "format": 1},
                       sort_keys=True).encode()
     return f"{name}-{hashlib.sha256(blob).hexdigest()[:12]}-seed{seed}"
 
-def build_builtin(name: str = "tiny", seed: int = 0):
+def build_builtin(name: str = "tiny", # a key of `BUILTIN_BACKBONES`
+                  seed: int = 0,      # seed of the random weights
+                 ):
     "Build a built-in backbone's model (float32, eval mode) and tokenizer in memory; same seed, same weights."
     from transformers import Qwen2ForCausalLM
     config = _qwen2_config(BUILTIN_BACKBONES[name])
@@ -354,11 +358,13 @@ def check_backbone(name: str # a built-in ('tiny', 'smollm2-135m'), a *.gguf fil
     return name
 
 # %% ../../nbs/models/02_base.ipynb #a763a45d
-def position_ids_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
+def position_ids_from_mask(attention_mask: torch.Tensor, # [B, T]: 1 on real tokens, 0 on pads
+                          ) -> torch.Tensor:
     "Positions counting real tokens only (0 at each row's first real token; pads get 0)."
     return (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
 
-def last_token_index(attention_mask: torch.Tensor) -> torch.Tensor:
+def last_token_index(attention_mask: torch.Tensor, # [B, T]: 1 on real tokens, 0 on pads
+                    ) -> torch.Tensor:
     "Index of each row's last real token (works for left and right padding)."
     T = attention_mask.shape[-1]
     idx = torch.arange(T, device=attention_mask.device).expand_as(attention_mask)

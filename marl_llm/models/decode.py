@@ -27,14 +27,16 @@ FAST_OPTIONS = {"max_new_tokens", "min_new_tokens", "do_sample", "temperature", 
                 "pad_token_id", "suppress_tokens"}
 "`generate` options the fast decoder honours; any other option sends the call to `generate`."
 
-def causal_lm(model):
+def causal_lm(model, # a transformers causal LM, bare or in a PEFT wrapper
+             ):
     "The transformers causal LM inside a PEFT wrapper (or `model` itself)."
     return model.base_model.model if hasattr(model, "peft_config") else model
 
 def _is_lora(m) -> bool:
     return hasattr(m, "lora_A") and hasattr(m, "base_layer")
 
-def lora_layers(model) -> list:
+def lora_layers(model, # a model, usually PEFT-wrapped
+               ) -> list:
     """`model`'s LoRA layers in module order, found by one scan of its modules and kept on the model until its set
     of PEFT adapters changes (a scan costs ~1 ms on the tiny model, and forwards, steps and checks each want the list)."""
     key = tuple(getattr(model, "peft_config", None) or ())
@@ -43,7 +45,9 @@ def lora_layers(model) -> list:
         found = model.__dict__["_marl_lora_layers"] = (key, [m for m in model.modules() if _is_lora(m)])
     return found[1]
 
-def fast_decode_blocker(model, options: dict) -> str | None:
+def fast_decode_blocker(model,         # the (PEFT) model to decode with
+                        options: dict, # the keyword arguments of the `generate` call
+                       ) -> str | None:
     """Why the fast decoder cannot run a `generate(**options)` call on `model`, in a few words; None if it can."""
     extra = sorted(set(options) - FAST_OPTIONS)
     if extra: return f"generate options {extra}"
@@ -57,7 +61,8 @@ def fast_decode_blocker(model, options: dict) -> str | None:
 _log = logging.getLogger("marl_llm.models.decode")   # where `model_blocker` says which paths a model takes instead, and why
 _told: set = set()                            # the reasons it has logged in this process
 
-def model_blocker(model) -> str | None:
+def model_blocker(model, # the (PEFT) model
+                 ) -> str | None:
     """Why `model` is not a full-attention, SiLU-gated Qwen2/Llama whose LoRA layers the toolkit can apply itself
     (the fast decoder, the shared-prompt scoring forward, the grouped-rows training forward); None if it is. Every
     caller then takes transformers' and PEFT's own forwards, and the first time in a process that a reason comes
@@ -77,7 +82,8 @@ def _model_reason(model) -> str | None:
     if getattr(cfg, "hidden_act", "silu") != "silu": return f"activation {cfg.hidden_act!r}"
     return lora_blocker(model)
 
-def lora_blocker(model) -> str | None:
+def lora_blocker(model, # the PEFT model whose LoRA layers are checked
+                ) -> str | None:
     """Why `model`'s LoRA layers are not all plain `y = base(x) + (x @ A.T) @ B.T * scaling` on a `Linear`, which the
     fast decoder (`RowLoRA`) and the routed training forward (`backbone.SegmentLoRA`) compute outside PEFT; None if they are."""
     for m in lora_layers(model):
@@ -174,7 +180,8 @@ class Decoded:
     sequences: torch.Tensor   # [B, T0 + n]
     logprobs: torch.Tensor    # [B, n]; 0 after a row's EOS
 
-def distinct_rows(keys) -> tuple[list[int], list[int]]:
+def distinct_rows(keys, # one hashable key per row
+                 ) -> tuple[list[int], list[int]]:
     "For one hashable key per row: the first row of each distinct key, and for every row which of those it repeats."
     seen, first, which = {}, [], []
     for k, key in enumerate(keys):
@@ -278,8 +285,12 @@ class Decoder:
         return h
 
 # %% ../../nbs/models/03_decode.ipynb #ca0c2b57
-def prefilled(model, names: Sequence[str], input_ids: torch.Tensor, attention_mask: torch.Tensor,
-              length: int) -> tuple[Decoder, Decoder, torch.Tensor, torch.Tensor]:
+def prefilled(model,                      # the PEFT model holding the adapters
+              names: Sequence[str],       # the adapter of each row
+              input_ids: torch.Tensor,    # [B, T0] left-padded prompts
+              attention_mask: torch.Tensor, # [B, T0]
+              length: int,                # columns the cache holds: the prompt's and every new token's
+             ) -> tuple[Decoder, Decoder, torch.Tensor, torch.Tensor]:
     """A `Decoder` for rows `names` with room for `length` columns, the left-padded prompts `input_ids` `[B, T0]`
     already run through it; each distinct (adapter, prompt) runs once and its cached keys and values are copied to
     the rows that repeat it (a GRPO group's). Returns that decoder; the decoder of the distinct rows (the same one

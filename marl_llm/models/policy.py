@@ -168,7 +168,10 @@ class MenuPolicy:
 # %% ../../nbs/models/08_policy.ipynb #4fb571d3
 from ..games.grid import ACTIONS
 
-def primitive_requests(env, agents: Sequence[str] | None = None, key=None) -> list[Request]:
+def primitive_requests(env,                               # a grid env with `text(i)`
+                       agents: Sequence[str] | None = None, # the agents to ask (None: the live ones, `env.agents`)
+                       key=None,                          # the caller's handle; each request's key is (key, agent)
+                      ) -> list[Request]:
     "A request per live agent whose menu is the primitive actions (up, down, right, left, stay, interact)."
     agents = env.agents if agents is None else agents
     return [Request(a, env.text(env.possible_agents.index(a)), list(ACTIONS), key=(key, a)) for a in agents]

@@ -33,7 +33,8 @@ class Prompt(str):
         return ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": self.user}]
 
 # %% ../../nbs/models/06_prompts.ipynb #5178ab1e
-def as_prompt(prompt: str) -> Prompt:
+def as_prompt(prompt: str, # a `Prompt` or plain text
+             ) -> Prompt:
     "`prompt` itself if it is a `Prompt`, else a `Prompt` whose user part is the whole text."
     return prompt if isinstance(prompt, Prompt) else Prompt(str(prompt))
 
@@ -65,10 +66,13 @@ def format_prompts(backbone,                # a `Backbone`: its tokenizer and `p
     return [format_prompt(backbone.tokenizer, p, backbone.prompt_format) for p in prompts]
 
 # %% ../../nbs/models/06_prompts.ipynb #522fdfd5
-def answer_lead(fmt: str) -> str:
+def answer_lead(fmt: str, # 'chat' or 'raw'
+               ) -> str:
     "What separates the prompt from the answer's first token: a space after a raw cue, nothing in chat."
     return " " if fmt == "raw" else ""
 
-def completion_text(completion: str, fmt: str) -> str:
+def completion_text(completion: str, # the target completion as written
+                    fmt: str,        # 'chat' or 'raw'
+                   ) -> str:
     "A target completion in the prompt format: unchanged for raw, without its leading whitespace for chat."
     return completion if fmt == "raw" else completion.lstrip()

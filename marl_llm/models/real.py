@@ -136,7 +136,8 @@ def check_gguf(path: str | Path, # a GGUF file
     return h
 
 # %% ../../nbs/models/01_real.ipynb #dea4499f
-def gguf_cache_key(path: str | Path) -> str:
+def gguf_cache_key(path: str | Path, # a GGUF file
+                  ) -> str:
     "Cache folder name for GGUF file `path`: its stem and a hash of (absolute path, size, modification time)."
     p = Path(path).resolve(); st = p.stat()
     digest = hashlib.sha256(f"{p}|{st.st_size}|{st.st_mtime_ns}|format1".encode()).hexdigest()[:12]

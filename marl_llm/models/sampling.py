@@ -33,9 +33,15 @@ def _seed_from(generator: torch.Generator | None) -> None:
     if generator is not None: torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=generator)))
 
 @torch.no_grad()
-def sample_texts(adapters, agents: Sequence[str], prompts: Sequence[str], max_new_tokens: int = 32,
-                 temperature: float = 1.0, greedy: bool = False, generator: torch.Generator | None = None,
-                 score: bool = True) -> list[Sample]:
+def sample_texts(adapters,                    # `AgentAdapters`
+                 agents: Sequence[str],       # the adapter of each row
+                 prompts: Sequence[str],      # a prompt (`Prompt` or text) per row
+                 max_new_tokens: int = 32,    # the longest completion
+                 temperature: float = 1.0,    # sampling temperature (ignored when greedy)
+                 greedy: bool = False,        # take the argmax token instead of sampling
+                 generator: torch.Generator | None = None, # seeds torch's global generator before sampling
+                 score: bool = True,          # compute the behaviour log-probs
+                ) -> list[Sample]:
     """Sample a completion for every (agent, prompt) row in one batched generate; behaviour log-probs included.
 
     The behaviour log-probs come from the sampler itself when the fast decoder ran in float32 (`marl_llm.models.decode`:
@@ -201,7 +207,10 @@ def completion_logprobs(adapters,                                # `AgentAdapter
     lp = -F.cross_entropy(logits.flatten(0, 1), target.flatten(), reduction="none").view(mask.shape)  # log_softmax + gather, fused
     return torch.where(mask, lp, torch.zeros_like(lp)), mask
 
-def completion_token_logprobs(logp_all: torch.Tensor, completion_ids: Sequence[Sequence[int]], mask: torch.Tensor) -> torch.Tensor:
+def completion_token_logprobs(logp_all: torch.Tensor,                   # [B, Tc, V] log-distributions
+                              completion_ids: Sequence[Sequence[int]], # each row's completion token ids
+                              mask: torch.Tensor,                      # [B, Tc] True on completion tokens
+                             ) -> torch.Tensor:
     "From log-distributions `[B, Tc, V]` (as `completion_logits` lays them out), each completion token's log-prob `[B, Tc]` (0 off `mask`)."
     lp = logp_all.gather(-1, pad_rows(completion_ids, 0, left=False)[0].to(mask.device)[..., None])[..., 0]
     return torch.where(mask, lp, torch.zeros_like(lp))
