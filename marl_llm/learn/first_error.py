@@ -20,7 +20,9 @@ __all__ = ['JUDGE_TEMPLATE', 'rule_prm', 'check_scores', 'message_signals', 'Jud
 # %% ../../nbs/learn/11_first_error.ipynb #51dbc806
 from ..games.tasks import Task, extract_answer, normalise_number
 
-def rule_prm(task: Task, outputs) -> list[float]:
+def rule_prm(task: Task, # the task (its gold `steps`, or its `answer`)
+             outputs,    # the episode's messages in order
+            ) -> list[float]:
     "Signed step scores from the gold intermediate results: the progress each message makes (exact for the arithmetic)."
     gold = [normalise_number(s) for s in (task.steps or [task.answer])]
     prev, last, out = 0.0, None, []
@@ -36,7 +38,9 @@ def rule_prm(task: Task, outputs) -> list[float]:
         prev, last = v, text
     return out
 
-def check_scores(scores, n: int) -> list[float]:
+def check_scores(scores, # what a PRM returned
+                 n: int, # the number of messages it scored
+                ) -> list[float]:
     "A PRM's output checked: `n` finite numbers in [-1, 1] (one line naming the bad value otherwise)."
     if not isinstance(scores, (list, tuple, np.ndarray)) or len(scores) != n:
         raise ValueError(f"a PRM must return {n} scores (one per message), got {scores!r}")
@@ -91,7 +95,11 @@ class JudgePRM:
         return out
 
 # %% ../../nbs/learn/11_first_error.ipynb #dc306deb
-def batch_signals(episodes, tasks, credit: dict, prm=rule_prm) -> list[list[float]]:
+def batch_signals(episodes,     # team episodes (`meta['outputs']`)
+                  tasks,        # the task of each episode, in the same order
+                  credit: dict, # agent -> its credit (Shapley value)
+                  prm=rule_prm, # (task, outputs) -> one score in [-1, 1] per message
+                 ) -> list[list[float]]:
     "Per-message signals of team episodes (one list per episode, in message order), also written on the turns."
     turns, scores = [], []
     for ep, task in zip(episodes, tasks):
@@ -102,20 +110,27 @@ def batch_signals(episodes, tasks, credit: dict, prm=rule_prm) -> list[list[floa
     spread_signals([t for ts in turns for t in ts], credit, len(episodes))
     return [[t.info["signal"] for t in ts] for ts in turns]
 
-def spread_signals(turns, credit: dict, episodes: int) -> None:
+def spread_signals(turns,         # the batch's turns, each with `info['prm']`
+                   credit: dict,  # agent -> its credit per episode
+                   episodes: int, # episodes in the batch
+                  ) -> None:
     "Each agent's credit times `episodes` spread over its turns by their PRM scores (`info['prm']`) into `info['signal']`."
     for a in dict.fromkeys(t.agent for t in turns):
         mine = [t for t in turns if t.agent == a]
         for t, s in zip(mine, message_signals(float(credit.get(a, 0.0)) * episodes, [t.info["prm"] for t in mine])):
             t.info["signal"] = s
 
-def signal_advantages(turns, clip: float) -> float:
+def signal_advantages(turns,       # turns with `info['signal']`
+                      clip: float, # advantages are clipped to [-clip, clip]
+                     ) -> float:
     "Advantages from the signals: `info['adv']` = signal / (one global std), clipped to ±clip; returns the scale."
     scale = float(np.std([t.info["signal"] for t in turns])) or 1.0   # one scale for the batch: unit-size advantages
     for t in turns: t.info["adv"] = float(np.clip(t.info["signal"] / scale, -clip, clip))
     return scale
 
-def signals_html(ep, task: Task | None = None) -> str:
+def signals_html(ep,                     # a team episode with signals on its turns
+                 task: Task | None = None, # its task (None: the header shows `meta['task']`)
+                ) -> str:
     "The episode's transcript, each message coloured by its signal (blue +, red -), with agent, PRM score and signal."
     turns = sorted(ep.all_turns(), key=lambda t: t.t)
     top = max([abs(t.info.get("signal", 0.0)) for t in turns] + [1e-9])
@@ -135,7 +150,8 @@ def signals_html(ep, task: Task | None = None) -> str:
 import torch
 from .teams import handoff_prompt
 
-def first_error(scores) -> int | None:
+def first_error(scores, # one PRM score per message
+               ) -> int | None:
     "The index of the first message the PRM marks wrong (score < 0), or None."
     return next((k for k, q in enumerate(scores) if q < 0), None)
 
@@ -208,7 +224,10 @@ def dpo_update(adapters, optimizers: dict,     # `AgentAdapters` and one optimis
                 optimizers[a].step()
     return {a: {k: float(np.mean([x[k] for x in st])) for k in st[0]} for a, st in stats.items() if st}
 
-def outcome_pairs(team: Team, episodes, tasks) -> list[dict]:
+def outcome_pairs(team: Team, # the team that played (components, label)
+                  episodes,   # `team_rollout` episodes (`meta['group']` indexes `tasks`)
+                  tasks,      # the tasks they were played on
+                 ) -> list[dict]:
     "Outcome-only DPO pairs: per task, a success vs a failure at their first differing message (same prompt)."
     by_task: dict = {}
     for ep in episodes: by_task.setdefault(ep.meta["group"], []).append(ep)

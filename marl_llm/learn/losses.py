@@ -12,18 +12,25 @@ import torch
 __all__ = ['masked_mean', 'k3_kl', 'entropy_from_logits', 'policy_loss', 'dpo_loss']
 
 # %% ../../nbs/learn/02_losses.ipynb #ea35e78c
-def masked_mean(x: torch.Tensor, mask: torch.Tensor | None = None, dim=None) -> torch.Tensor:
+def masked_mean(x: torch.Tensor,                 # the values
+                mask: torch.Tensor | None = None, # 1 where an entry counts (None: every entry)
+                dim=None,                         # the dimension to average over (None: all)
+               ) -> torch.Tensor:
     "Mean of `x` over entries where `mask` is 1 (all entries if `mask` is None)."
     if mask is None: return x.mean() if dim is None else x.mean(dim)
     mask = mask.to(x.dtype)
     return (x * mask).sum() / mask.sum().clamp_min(1) if dim is None else (x * mask).sum(dim) / mask.sum(dim).clamp_min(1)
 
-def k3_kl(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
+def k3_kl(logp: torch.Tensor,     # log-probs of the sampled tokens under the policy
+          ref_logp: torch.Tensor, # the same under the reference
+         ) -> torch.Tensor:
     "Per-sample k3 estimate of KL(pi || ref): exp(r) - r - 1 with r = ref_logp - logp."
     r = ref_logp - logp
     return torch.exp(r) - r - 1
 
-def entropy_from_logits(logits: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+def entropy_from_logits(logits: torch.Tensor,             # [..., V] logits (-inf: an excluded entry)
+                        mask: torch.Tensor | None = None, # ignored: the result is per position; `masked_mean` masks it
+                       ) -> torch.Tensor:
     "Entropy of the categorical distribution(s) given by `logits` (last dim); -inf logits are masked out."
     logp = torch.log_softmax(logits, -1)
     p = logp.exp()
@@ -31,10 +38,19 @@ def entropy_from_logits(logits: torch.Tensor, mask: torch.Tensor | None = None) 
     return h
 
 # %% ../../nbs/learn/02_losses.ipynb #dd49ed15
-def policy_loss(logp: torch.Tensor, old_logp: torch.Tensor, adv: torch.Tensor, mask: torch.Tensor | None = None,
-                ref_logp: torch.Tensor | None = None, level: str = "token", eps_low: float = 0.2,
-                eps_high: float | None = None, kl_coef: float = 0.0, entropy: torch.Tensor | None = None,
-                ent_coef: float = 0.0, log_ratio_clamp: float = 0.0) -> tuple[torch.Tensor, dict]:
+def policy_loss(logp: torch.Tensor,                  # [B, T] (or [B]) log-probs of the taken tokens under the policy
+                old_logp: torch.Tensor,              # the same under the behaviour policy (detached)
+                adv: torch.Tensor,                   # [B] one advantage per sequence
+                mask: torch.Tensor | None = None,    # [B, T] 1 on the tokens that count (None: all)
+                ref_logp: torch.Tensor | None = None, # the same under the reference (None: no KL term)
+                level: str = "token",                # 'token' ratios or 'sequence' (GSPO: length-normalised)
+                eps_low: float = 0.2,                # the ratio is clipped below at 1 - eps_low
+                eps_high: float | None = None,       # ... and above at 1 + eps_high (None: eps_low)
+                kl_coef: float = 0.0,                # weight of the k3 KL to the reference
+                entropy: torch.Tensor | None = None, # [B, T] per-token entropies (None: no entropy bonus)
+                ent_coef: float = 0.0,               # weight of the entropy bonus
+                log_ratio_clamp: float = 0.0,        # > 0: bound |log ratio| by it before exp
+               ) -> tuple[torch.Tensor, dict]:
     "Clipped-ratio surrogate (token or sequence level) + kl_coef * k3 KL - ent_coef * entropy; `log_ratio_clamp` > 0 bounds the log ratio. Returns (loss, stats)."
     if level not in ("token", "sequence"): raise ValueError(f"level {level!r}; valid: 'token', 'sequence'")
     if logp.dim() == 1: logp, old_logp = logp[:, None], old_logp[:, None]

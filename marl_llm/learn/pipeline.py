@@ -148,7 +148,8 @@ class Method:
     def finish(self, pipe: "Pipeline") -> None: pass
 
 # %% ../../nbs/learn/05_pipeline.ipynb #0f395883
-def adapter_digest(adapters) -> str:
+def adapter_digest(adapters, # `AgentAdapters`
+                  ) -> str:
     "A hash of every agent's adapter weights (equal across ranks after a synchronised update)."
     h = hashlib.sha256()
     for a in adapters.names:
@@ -165,7 +166,8 @@ def _broadcast(adapters) -> None:
 SAFE_ON_RESUME = ("updates", "checkpoint_every", "eval_every", "record_episodes", "device")
 "Config fields a resumed run may change (they extend or observe the run, not the experiment)."
 
-def writable(out: Path) -> None:
+def writable(out: Path, # the run directory
+            ) -> None:
     "Create `out` and check that a file can be written there (one-line `OSError` naming the path and the cause)."
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -174,12 +176,15 @@ def writable(out: Path) -> None:
     except OSError as e:
         raise OSError(e.errno, f"cannot write to {str(out)!r}: {e.strerror}") from None
 
-def startable_afresh(out: Path) -> bool:
+def startable_afresh(out: Path, # an existing run directory
+                    ) -> bool:
     "A directory with a config but no checkpoint and no metrics past step 0 never trained: a new start may replace it."
     if any((out / "checkpoints").glob("step_*")): return False
     return all(r.get("step", 0) <= 0 for r in RunDir(out, None, resume=True, quiet=True).metrics())
 
-def resume_changes(out: Path, new: dict) -> dict:
+def resume_changes(out: Path, # the run directory being resumed (its `config.json`)
+                   new: dict, # the resuming run's config as a dict
+                  ) -> dict:
     "The config fields `new` changes against the run in `out` ({field: [old, new]}); a `ConfigError` if any is unsafe."
     old = {k: v for k, v in json.loads((out / "config.json").read_text()).items() if k != "_changes"}
     new = json.loads(json.dumps(new, default=str))
@@ -191,7 +196,10 @@ def resume_changes(out: Path, new: dict) -> dict:
                           f"(start a new run directory to change the experiment)")
     return diff
 
-def record_changes(out: Path, changes: dict, step: int) -> None:
+def record_changes(out: Path,     # the run directory (its `config.json`)
+                   changes: dict, # {field: [old, new]}, as `resume_changes` returns
+                   step: int,     # the step the changes take effect at
+                  ) -> None:
     "Apply resume-time changes to `config.json` and record them there with the step they took effect at."
     cfg = json.loads((out / "config.json").read_text())
     cfg.setdefault("_changes", []).append({"step": int(step), **changes})

@@ -89,7 +89,9 @@ def sample(self:RegretTable, state,
     return self.actions[int(rng.choice(len(self.actions), p=self.probs(state)))]
 
 @patch
-def greedy(self:RegretTable, state):
+def greedy(self:RegretTable,
+           state, # a state key, as given to `update`
+          ):
     "Evaluation: the argmax of the average strategy at `state`, ties to the first action."
     return self.actions[int(np.argmax(self.average_probs(state)))]
 

@@ -74,7 +74,8 @@ def sft_warm_start(backbone: str,                         # 'tiny', an HF id or 
     shutil.rmtree(work, ignore_errors=True)
     return out
 
-def sft_losses(path: str | Path) -> list[float]:
+def sft_losses(path: str | Path, # the warm start's folder (its `sft_log.json`)
+              ) -> list[float]:
     "The training losses TRL logged during the warm start saved in `path` (its mean loss if the run was too short to log)."
     log = json.loads((Path(path) / "sft_log.json").read_text())["log"]
     return [r["loss"] for r in log if "loss" in r] or [r["train_loss"] for r in log if "train_loss" in r]

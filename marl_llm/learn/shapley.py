@@ -51,16 +51,21 @@ class CoalitionGame:
         return len(self.cache)
 
 # %% ../../nbs/learn/10_shapley.ipynb #ca5d70f1
-def glove_game(left: int = 2, right: int = 1) -> CoalitionGame:
+def glove_game(left: int = 2,  # players owning a left glove
+               right: int = 1, # players owning a right glove
+              ) -> CoalitionGame:
     "Players 0..left-1 own left gloves, the rest right gloves; v(S) = matched pairs in S."
     return CoalitionGame(left + right, lambda S: min(sum(i < left for i in S), sum(i >= left for i in S)))
 
-def majority_game(weights, quota: float) -> CoalitionGame:
+def majority_game(weights,      # one weight per player
+                  quota: float, # the total weight that wins
+                 ) -> CoalitionGame:
     "Weighted majority: v(S) = 1 if the weights in S reach `quota`, else 0."
     w = list(weights)
     return CoalitionGame(len(w), lambda S: float(sum(w[i] for i in S) >= quota))
 
-def additive_game(a) -> CoalitionGame:
+def additive_game(a, # each player's own worth a_i
+                 ) -> CoalitionGame:
     "v(S) = sum of a_i over S (each player's Shapley value is its own a_i)."
     a = list(a)
     return CoalitionGame(len(a), lambda S: float(sum(a[i] for i in S)))
@@ -69,7 +74,8 @@ def additive_game(a) -> CoalitionGame:
 EXACT_MAX = 8
 "Largest team `shapley` computes exactly (2^8 = 256 coalition values); beyond it samples permutations."
 
-def shapley_exact(game: CoalitionGame) -> np.ndarray:
+def shapley_exact(game: CoalitionGame, # n <= `EXACT_MAX` players
+                 ) -> np.ndarray:
     "Exact Shapley values from all 2^n coalition values (n <= `EXACT_MAX`)."
     n = game.n
     if n > EXACT_MAX: raise ValueError(f"exact Shapley over 2^{n} coalitions is too many; use samples= (n <= {EXACT_MAX})")
@@ -142,11 +148,17 @@ from .teams import Component, Scripted, Team, team_rollout
 
 STAND_INS = ("null", "base", "random")
 
-def pass_on(task, outputs, rng) -> str:
+def pass_on(task,    # the task (unused: a `Scripted` member's signature)
+            outputs, # the messages so far
+            rng,     # the rollout's generator (unused)
+           ) -> str:
     "The null stand-in: repeat the last line of the transcript (nothing before the first)."
     return outputs[-1] if outputs else ""
 
-def stand_in(kind: str, member, i: int):
+def stand_in(kind: str, # one of `STAND_INS`: 'null', 'base' or 'random'
+             member,    # the team component it replaces
+             i: int,    # that component's index (names the stand-in)
+            ):
     "The stand-in of `member` (component `i`): `null`, `base` (its model without adapter) or `random`."
     if kind == "null": return Scripted(f"null_{i}", pass_on)
     if kind == "random": return Scripted(f"random_{i}", lambda task, outputs, rng: f" {int(rng.integers(0, 20))}")
@@ -155,7 +167,12 @@ def stand_in(kind: str, member, i: int):
         return Component(member.adapters, BASE)
     raise ValueError(f"unknown stand-in {kind!r}; valid: {list(STAND_INS)}")
 
-def team_game(team: Team, tasks, stand: str = "null", group: int = 4, seed: int = 0, **rollout_kw) -> CoalitionGame:
+def team_game(team: Team,         # the team whose members are the players
+              tasks,              # the tasks v(S) is measured on
+              stand: str = "null", # what replaces a member outside S (`stand_in`)
+              group: int = 4,     # episodes per task per coalition
+              seed: int = 0,      # the same seed for every coalition (common random numbers)
+              **rollout_kw) -> CoalitionGame:
     "v(S) = mean team reward with the members outside S replaced by `stand` (common random numbers, cached)."
     if stand not in STAND_INS: raise ValueError(f"unknown stand-in {stand!r}; valid: {list(STAND_INS)}")
     if not tasks: raise ValueError("team_game needs at least one task")
@@ -185,7 +202,9 @@ class ShapleyFields:
             raise ConfigError(f"exact Shapley credit needs a team of at most {EXACT_MAX}, got {n}; set shapley_samples")
 
 # %% ../../nbs/learn/10_shapley.ipynb #fc0c5326
-def shapley_figure(res: ShapleyResult, title: str = "Shapley credit per agent") -> go.Figure:
+def shapley_figure(res: ShapleyResult,                     # from `shapley`
+                   title: str = "Shapley credit per agent", # the figure's title (the method is appended)
+                  ) -> go.Figure:
     "Per-agent Shapley values as bars (red when negative) with standard-error bars (Monte Carlo) ."
     names = res.names or [f"agent_{i}" for i in range(len(res.phi))]
     fig = go.Figure(go.Bar(x=names, y=res.phi, marker_color=["#d62728" if v < 0 else "#4c78a8" for v in res.phi],

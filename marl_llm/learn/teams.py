@@ -25,8 +25,12 @@ __all__ = ['ROUTERS', 'route', 'transcript', 'handoff_prompt', 'Component', 'Scr
 # %% ../../nbs/learn/07_teams.ipynb #d57df63d
 ROUTERS = ("fixed", "round_robin", "random")
 
-def route(router: str, n_components: int, n_turns: int, episode: int = 0,
-          rng: np.random.Generator | None = None) -> list[int]:
+def route(router: str,       # one of `ROUTERS`: 'fixed', 'round_robin' or 'random'
+          n_components: int, # the team's size
+          n_turns: int,       # turns per episode
+          episode: int = 0,   # the episode's index (shifts round_robin; seeds random when no `rng`)
+          rng: np.random.Generator | None = None, # the generator of the random router
+         ) -> list[int]:
     "The component index acting at each of the `n_turns` turns of episode `episode`."
     if n_components < 1: raise ValueError(f"a team needs at least one component, got {n_components}")
     if router == "fixed": return [k % n_components for k in range(n_turns)]
@@ -38,7 +42,10 @@ def route(router: str, n_components: int, n_turns: int, episode: int = 0,
         return out[:n_turns]
     raise ValueError(f"unknown router {router!r}; valid: {list(ROUTERS)}")
 
-def transcript(task_prompt: str, outputs: Sequence[str], label: str = "step") -> str:
+def transcript(task_prompt: str,       # the task
+               outputs: Sequence[str], # the components' outputs so far
+               label: str = "step",    # what each output line is called
+              ) -> str:
     "The shared context: the task, then each output so far on its own labelled line."
     return "\n".join([task_prompt] + [f"{label} {k + 1}:{o}" for k, o in enumerate(outputs)])
 
@@ -104,8 +111,15 @@ class Team:
         return dataclasses.replace(self, components=comps)
 
 # %% ../../nbs/learn/07_teams.ipynb #375c4a22
-def team_rollout(team: Team, tasks: Sequence[Task], group: int = 4, temperature: float = 1.0,
-                 max_new_tokens: int = 8, greedy: bool = False, seed: int = 0, grade: str = "last") -> list[Episode]:
+def team_rollout(team: Team,             # the components, their router and number of turns
+                 tasks: Sequence[Task],  # the tasks; episode `meta['group']` is the task's index
+                 group: int = 4,         # episodes per task
+                 temperature: float = 1.0, # sampling temperature
+                 max_new_tokens: int = 8,  # the longest message
+                 greedy: bool = False,     # argmax tokens instead of sampling
+                 seed: int = 0,            # seeds the router and the sampling
+                 grade: str = "last",      # verify the last message ('last') or all of them joined ('transcript')
+                ) -> list[Episode]:
     "`group` episodes per task; one batched generate per backbone per turn; team reward from the verifier."
     if grade not in ("last", "transcript"): raise ValueError(f"grade {grade!r}; valid: 'last', 'transcript'")
     if group < 1: raise ValueError(f"group must be >= 1, got {group}")
@@ -147,7 +161,10 @@ def team_rollout(team: Team, tasks: Sequence[Task], group: int = 4, temperature:
     return eps
 
 # %% ../../nbs/learn/07_teams.ipynb #56ad3265
-def sft_pairs(tasks: Sequence[Task], n_turns: int, label: str = "step") -> list[tuple[str, str]]:
+def sft_pairs(tasks: Sequence[Task], # tasks with gold `steps` (or only an `answer`)
+              n_turns: int,          # turns of the team's hand-off
+              label: str = "step",   # what each output line is called
+             ) -> list[tuple[str, str]]:
     "(prompt, target) for every turn of each task's gold hand-off: turn k writes `steps[k]` (the answer past the end)."
     out = []
     for t in tasks:

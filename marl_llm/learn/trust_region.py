@@ -24,23 +24,37 @@ __all__ = ['TR_MODES', 'KL_ESTIMATORS', 'SCHEDULES', 'completion_dists', 'token_
            'TrustRegionConfig', 'tr_update', 'certificate_proxy', 'stale_weights']
 
 # %% ../../nbs/learn/08_trust_region.ipynb #83bcde43
-def completion_dists(adapters, agents, prompt_ids: Sequence[Sequence[int]], completion_ids: Sequence[Sequence[int]]):
+def completion_dists(adapters,                                # `AgentAdapters`
+                     agents,                                  # one agent per row (or one for all)
+                     prompt_ids: Sequence[Sequence[int]],     # each row's prompt tokens
+                     completion_ids: Sequence[Sequence[int]], # each row's completion tokens
+                    ):
     "Full log-distributions `[B, Tc, V]` at each completion position (row `i` under `agents[i]`) and the mask `[B, Tc]`."
     logits, mask = completion_logits(adapters, agents, prompt_ids, completion_ids)
     return logits.log_softmax(-1), mask
 
-def token_kl(new_logp_all: torch.Tensor, old_logp_all: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+def token_kl(new_logp_all: torch.Tensor, # [B, Tc, V] log-distributions under the new policy
+             old_logp_all: torch.Tensor, # the same under the old policy
+             mask: torch.Tensor,         # [B, Tc] 1 on completion tokens
+            ) -> torch.Tensor:
     "Exact token-decomposed reverse KL per sequence: sum over its tokens of KL(new(.|s_t) || old(.|s_t))."
     kl = (new_logp_all.exp() * (new_logp_all - old_logp_all)).sum(-1)
     return (kl * mask).sum(-1)
 
-def sampled_kl(new_logp: torch.Tensor, old_logp: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+def sampled_kl(new_logp: torch.Tensor, # [B, Tc] log-probs of the taken tokens under the new policy
+               old_logp: torch.Tensor, # the same under the old policy (which sampled them)
+               mask: torch.Tensor,     # [B, Tc] 1 on completion tokens
+              ) -> torch.Tensor:
     "Sampled token-decomposed reverse KL per sequence: sum of r log r - r + 1, r = new/old on tokens drawn from old."
     lr = (new_logp - old_logp) * mask
     r = lr.exp()
     return ((r * lr - r + 1) * mask).sum(-1)
 
-def surrogate_gain(new_logp: torch.Tensor, old_logp: torch.Tensor, adv: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+def surrogate_gain(new_logp: torch.Tensor, # [B, Tc] log-probs of the taken tokens under the new policy
+                   old_logp: torch.Tensor, # the same under the old policy
+                   adv: torch.Tensor,      # [B] one advantage per sequence
+                   mask: torch.Tensor,     # [B, Tc] 1 on completion tokens
+                  ) -> torch.Tensor:
     "Token-decomposed surrogate gain L: mean over sequences of sum_t (r_t - 1) * A."
     r = ((new_logp - old_logp) * mask).exp()
     return (((r - 1) * mask).sum(-1) * adv).mean()
@@ -155,13 +169,19 @@ def tr_update(component: Component,       # the component (adapter) to update
 # %% ../../nbs/learn/08_trust_region.ipynb #ec88bbbd
 SCHEDULES = ("teamtr", "stale", "simultaneous", "single")
 
-def certificate_proxy(gains: Sequence[float], deltas: Sequence[float], C: float = 1.0) -> float:
+def certificate_proxy(gains: Sequence[float],  # each component's surrogate gain L_i this stage
+                      deltas: Sequence[float], # each component's KL bound delta_i
+                      C: float = 1.0,          # the penalty's constant
+                     ) -> float:
     "The stage's improvement certificate proxy: sum(L_i) - C * n * sqrt(max delta_i)."
     if len(gains) != len(deltas): raise ValueError(f"{len(gains)} gains but {len(deltas)} deltas")
     if not gains: return 0.0
     return float(sum(gains) - C * len(gains) * math.sqrt(max(max(deltas), 0.0)))
 
-def stale_weights(episodes: Sequence[Episode], earlier: Sequence[str], clip: float = 2.0) -> dict[int, float]:
+def stale_weights(episodes: Sequence[Episode], # rollouts whose turns carry `info['log_ratio']`
+                  earlier: Sequence[str],      # the components already updated this stage
+                  clip: float = 2.0,           # the weight is clipped to [1/clip, clip]
+                 ) -> dict[int, float]:
     "Per episode (by id): product of the earlier components' sequence ratios new/old (from `info['log_ratio']`), clipped to [1/clip, clip]."
     out = {}
     for ep in episodes:

@@ -70,7 +70,8 @@ def _unpad(x: torch.Tensor, mask: torch.Tensor | None) -> list:
     return [[v for v, m in zip(r, mr) if m] for r, mr in zip(x.tolist(), mask.tolist())]
 
 # %% ../../nbs/learn/04_update.ipynb #fe3f48c3
-def turn_tokens(t: Turn) -> int:
+def turn_tokens(t: Turn, # a turn with `prompt_ids` and `completion_ids`
+               ) -> int:
     "Tokens of a turn's forward: its prompt and completion."
     return len(t.prompt_ids or ()) + len(t.completion_ids or ())
 
