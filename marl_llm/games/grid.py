@@ -78,21 +78,29 @@ def bfs_distances(free: np.ndarray,      # (H, W) bool mask of walkable cells
 
 class DistanceCache:
     "BFS distance maps over one static `free` mask, computed on first use and kept."
-    def __init__(self, free: np.ndarray):
+    def __init__(self, free: np.ndarray, # (H, W) bool mask of walkable cells
+                ):
         self.free = np.asarray(free, dtype=bool)
         self._maps: dict[tuple[int, int], np.ndarray] = {}
-    def to(self, goal: tuple[int, int]) -> np.ndarray:
+    def to(self, goal: tuple[int, int], # an (x, y) cell
+          ) -> np.ndarray:
         "Distance map towards `goal` (which itself may be a non-free cell, e.g. a counter)."
         m = self._maps.get(goal)
         if m is None:
             free = self.free.copy(); free[goal[1], goal[0]] = True
             m = self._maps[goal] = bfs_distances(free, goal)
         return m
-    def dist(self, start: tuple[int, int], goal: tuple[int, int]) -> int:
+    def dist(self,
+             start: tuple[int, int], # the (x, y) cell to walk from
+             goal: tuple[int, int],  # the (x, y) cell to reach
+            ) -> int:
         "Steps from `start` to `goal` (-1 if unreachable)."
         return int(self.to(goal)[start[1], start[0]])
-    def next_step(self, start: tuple[int, int], goal: tuple[int, int],
-                  blocked: Iterable[tuple[int, int]] = ()) -> int | None:
+    def next_step(self,
+                  start: tuple[int, int],               # the (x, y) cell to walk from
+                  goal: tuple[int, int],                # the (x, y) cell to reach
+                  blocked: Iterable[tuple[int, int]] = (), # cells not to step into (e.g. other agents)
+                 ) -> int | None:
         "Index of a move action that brings `start` one step closer to `goal`, avoiding `blocked` cells; None if none."
         m, blocked = self.to(goal), set(blocked)
         here = m[start[1], start[0]]
@@ -119,8 +127,12 @@ class GridParallelEnv(ParallelEnv):
     metadata = {"name": "grid", "render_modes": ["text", "plotly"], "is_parallelizable": True}
     obs_size: int = 1
 
-    def __init__(self, n_agents: int = 2, horizon: int = 400, seed: int | None = None,
-                 render_mode: str | None = None):
+    def __init__(self,
+                 n_agents: int = 2,              # agents `agent_0` .. `agent_{n-1}`
+                 horizon: int = 400,             # steps per episode (then every agent is truncated)
+                 seed: int | None = None,        # seed of `rng` (reset(seed=) replaces it)
+                 render_mode: str | None = None, # None, 'text' or 'plotly'
+                ):
         if n_agents < 1: raise ValueError(f"n_agents must be >= 1, got {n_agents}")
         if horizon < 1: raise ValueError(f"horizon must be >= 1, got {horizon}")
         if render_mode not in (None, *self.metadata["render_modes"]):
@@ -152,7 +164,8 @@ class GridParallelEnv(ParallelEnv):
         self._reset()
         return self._all_obs(), {a: {} for a in self.agents}
 
-    def check_actions(self, actions: Mapping[str, Any]) -> list[int]:
+    def check_actions(self, actions: Mapping[str, Any], # agent -> action index (a missing agent stays)
+                     ) -> list[int]:
         "The joint action as a list of ints in agent order; a bad agent or action index raises."
         if not self.agents: raise RuntimeError("step() called on a finished episode; call reset()")
         unknown = set(actions) - set(self.possible_agents)
@@ -184,7 +197,10 @@ class GridParallelEnv(ParallelEnv):
         if done: self.agents = []
         return obs, rew, terms, truncs, infos
 
-    def emit(self, kind: str, agent: int | str | None = None, **data) -> None:
+    def emit(self,
+             kind: str,                     # the event's kind, e.g. 'deliver'
+             agent: int | str | None = None, # the agent's index or name (None: no agent's)
+             **data) -> None:
         "Record an event at the current step (used by audits)."
         if isinstance(agent, int): agent = self.possible_agents[agent]
         e = {"t": self.t, "agent": agent, "kind": kind, **data}

@@ -117,13 +117,18 @@ class Negotiation(StrategicGame):
     FORFEIT = (-1.0, 0.0)
     PRIVATE = True
 
-    def __init__(self, max_turns: int = 4, max_retries: int = 2, render_mode: str | None = None):
+    def __init__(self,
+                 max_turns: int = 4,             # offers and answers before the game ends without a deal (>= 2)
+                 max_retries: int = 2,           # invalid moves a seat may make; one more forfeits
+                 render_mode: str | None = None, # None or 'ansi'
+                ):
         if max_turns < 2: raise ValueError(f"max_turns must be >= 2 (one offer and one answer), got {max_turns}")
         self.max_turns = max_turns
         super().__init__(max_retries=max_retries, render_mode=render_mode)
 
     @staticmethod
-    def offer_of(move: str) -> tuple[int, ...]:
+    def offer_of(move: str, # an `offer b h l` move
+                ) -> tuple[int, ...]:
         "The kept counts of an `offer b h l` move."
         return tuple(int(x) for x in move.split()[1:])
 
@@ -134,10 +139,17 @@ class Negotiation(StrategicGame):
 
     def _to_move(self): return len(self.history) % 2
     def _legal(self, i): return list(range(0 if self.pending else 1, len(self.MOVES)))
-    def share(self, i: int, offer: tuple[int, ...], proposer: int) -> tuple[int, ...]:
+    def share(self,
+              i: int,                 # the seat
+              offer: tuple[int, ...], # the counts the proposer keeps
+              proposer: int,          # the seat that made the offer
+             ) -> tuple[int, ...]:
         "What seat `i` receives under `offer` made by `proposer`."
         return tuple(offer) if i == proposer else tuple(c - k for c, k in zip(self.COUNTS, offer))
-    def value(self, i: int, bundle: Sequence[int]) -> int:
+    def value(self,
+              i: int,                # the seat whose private values count
+              bundle: Sequence[int], # a count per item (`ITEMS`)
+             ) -> int:
         return int(sum(v * k for v, k in zip(self.values[i], bundle)))
 
     def _apply(self, i, a):
@@ -177,7 +189,11 @@ class RepeatedMatrixGame(StrategicGame):
     TITLE = "Game"
     FORFEIT = (-1.0, 0.0)
 
-    def __init__(self, rounds: int = 5, max_retries: int = 2, render_mode: str | None = None):
+    def __init__(self,
+                 rounds: int = 5,                # rounds of the 2x2 game
+                 max_retries: int = 2,           # invalid moves a seat may make; one more forfeits
+                 render_mode: str | None = None, # None or 'ansi'
+                ):
         if rounds < 1: raise ValueError(f"rounds must be >= 1, got {rounds}")
         self.rounds = rounds
         self.OBS_SIZE = 1 + 2 * 2 * rounds

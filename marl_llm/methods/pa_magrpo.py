@@ -80,7 +80,8 @@ class PAMAGRPO(Method):
     config_class = PAMAGRPOConfig
     key_metric, eval_metric = "team_reward", "eval/team_reward"
 
-    def setup(self, ctx):
+    def setup(self, ctx, # the pipeline's `Context` (rank, world size)
+             ):
         cfg = self.cfg
         self.agents = list(make_game(cfg.game, cfg.layout).possible_agents)
         self.build_adapters(cfg.backbone, self.agents)
@@ -93,7 +94,8 @@ class PAMAGRPO(Method):
         self.per_rank = math.ceil(cfg.envs / ctx.world)
         self.oenv, self.eval_env = env(self.per_rank * cfg.group), env(cfg.eval_envs)
 
-    def train_seeds(self, u: int) -> list[int]:
+    def train_seeds(self, u: int, # the update's index
+                   ) -> list[int]:
         "Env seeds of update `u` on this rank: `envs` start states, each repeated `group` times."
         c, r = self.cfg, self.ctx.rank
         starts = [c.seed * 1_000_000 + u * c.envs + r * self.per_rank + b for b in range(self.per_rank)]

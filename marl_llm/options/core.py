@@ -49,7 +49,9 @@ class Option:
     def arg_types(self) -> tuple[str, ...]:
         "The type of each argument: `item` for item names, else the object kind (`pot`, `counter`, `segment`, ...)."
         return tuple("item" if isinstance(a, str) else a.kind if isinstance(a, Ref) else type(a).__name__ for a in self.args)
-    def ref(self, kind: str | None = None) -> Ref | None:
+    def ref(self,
+            kind: str | None = None, # the object kind wanted (None: any)
+           ) -> Ref | None:
         "The first object argument (of `kind`, if given), e.g. the pot of `put(onion, pot@(2,0))`."
         return next((a for a in self.args if isinstance(a, Ref) and (kind is None or a.kind == kind)), None)
     def __str__(self) -> str: return self.label
@@ -110,7 +112,13 @@ class Outcome:
 # %% ../../nbs/options/01_core.ipynb #883c9d44
 class OptionRun:
     "One option being executed by agent `i`: planner memory, step budget, and the accumulating outcome."
-    def __init__(self, lib: "OptionLibrary", env, i: int, option: Option, keep_state: bool = True):
+    def __init__(self,
+                 lib: "OptionLibrary",   # the game's option library (planner, precondition, effect)
+                 env,                    # the grid env at the option's start
+                 i: int,                 # the agent's index
+                 option: Option,         # the bound option to run
+                 keep_state: bool = True, # snapshot `env.get_state()` into the outcome
+                ):
         self.lib, self.i, self.option = lib, i, option
         self.budget, self.t0 = lib.budget(env, i, option), int(env.t)
         self.start_state = env.get_state() if keep_state else None
@@ -126,7 +134,8 @@ class OptionRun:
         self._moved_from: Cell | None = None
         lib.begin(env, i, option, self)
 
-    def act(self, env) -> int:
+    def act(self, env, # the grid env before the step
+           ) -> int:
         "The next primitive action (STAY once the option has failed; `update` then reports the failure)."
         if self.outcome is not None: raise RuntimeError(f"{self.option.label} has already ended: {self.outcome}")
         if self.fail is None:
@@ -141,7 +150,11 @@ class OptionRun:
         self.interacted = a == INTERACT
         return a
 
-    def update(self, env, reward: float, done: bool = False) -> Outcome | None:
+    def update(self,
+               env,                # the grid env after the step
+               reward: float,      # the agent's reward for the step
+               done: bool = False, # the episode ended with this step
+              ) -> Outcome | None:
         "Account one primitive step; return the `Outcome` if the option has ended."
         self.steps += 1; self.reward += float(reward)
         if self.fail is not None: return self._end(self.fail)
@@ -165,7 +178,11 @@ class OptionLibrary:
     "Base of a game's option library: the menu, per-option precondition / spots / effect, and the BFS planner."
     game: str = ""
 
-    def __init__(self, wait_steps: int = 3, patience: int = 4, budgets: dict[str, int] | None = None):
+    def __init__(self,
+                 wait_steps: int = 3, # primitive steps a `wait` lasts
+                 patience: int = 4,   # steps blocked in a row before an option fails as 'blocked'
+                 budgets: dict[str, int] | None = None, # option name -> step budget (default: 2 * (height + width))
+                ):
         if wait_steps < 1: raise ValueError(f"wait_steps must be >= 1, got {wait_steps}")
         if patience < 1: raise ValueError(f"patience must be >= 1, got {patience}")
         self.wait_steps, self.patience = wait_steps, patience

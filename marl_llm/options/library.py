@@ -193,7 +193,9 @@ class CleanupOptions(_AppleOptions):
     game = "cleanup"
     group_kind = "region"
 
-    def __init__(self, region_length: int = 4, **kw):
+    def __init__(self,
+                 region_length: int = 4, # rows/columns of apple cells per orchard region (`split_segments`)
+                 **kw):
         super().__init__(**kw)
         self.region_length = region_length
 

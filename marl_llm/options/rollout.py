@@ -82,6 +82,8 @@ def substitute_choice(kind: str, menu_labels: Sequence[str], rng: np.random.Gene
     if kind == "random": return int(rng.integers(len(menu_labels)))
     raise ValueError(f"unknown substitute {kind!r}; valid: {list(SUBSTITUTES)}")
 
+
+# %% ../../nbs/options/07_rollout.ipynb #0cd07d0f
 OBS_FORMS = ("auto", "compact", "text")
 "Observation forms in prompts: 'compact' (state features, short refs: `tiny`), 'text' (the game in words), 'auto'."
 
@@ -101,6 +103,8 @@ def decision_requests(oenv: OptionEnv,   # the envs the decisions are pending in
     menus = [d.labels if obs == "text" else [short_refs(m) for m in d.labels] for d in decisions]
     return [Request(d.name, o, m, key=d.key) for d, o, m in zip(decisions, obs_text, menus)]
 
+
+# %% ../../nbs/options/07_rollout.ipynb #abb3958c
 def rollout(oenv: OptionEnv, policy: MenuPolicy, seeds: Sequence[int], obs: str = "auto",
             greedy: bool = False, substitute: dict[str, str] | None = None, sub_seed: int = 0,
             shaping: dict | None = None) -> list[Episode]:
