@@ -81,7 +81,10 @@ class OptionEnv:
 
 # %% ../../nbs/options/03_env.ipynb #5d1a5fc1
 @patch
-def menu(self: OptionEnv, b: int, i: int) -> tuple[list[Option], bool]:
+def menu(self: OptionEnv,
+         b: int, # which env
+         i: int, # the agent's index
+        ) -> tuple[list[Option], bool]:
     "Agent `i`'s menu in env `b` after the menu filter, and whether it fell back to `[wait]`."
     env = self.envs[b]
     menu = self.library.menu(env, i)
@@ -104,7 +107,10 @@ def _decision(self: OptionEnv, b: int, i: int, outcome: Outcome | None = None, d
 
 # %% ../../nbs/options/03_env.ipynb #c98ad7e7
 @patch
-def reset(self: OptionEnv, seed: int | None = None, seeds: Sequence[int] | None = None) -> list[Decision]:
+def reset(self: OptionEnv,
+          seed: int | None = None,           # env `b` gets `seed + b` (None: the running seed, which each reset advances by n_envs)
+          seeds: Sequence[int] | None = None, # one seed per env (overrides `seed`)
+         ) -> list[Decision]:
     "Reset every env (env `b` gets `seeds[b]`, or `seed + b`); returns the decisions of every agent of every env."
     if seed is not None: self.seed = seed
     B, n = self.n_envs, self.n_agents
@@ -143,7 +149,10 @@ def _align(self: OptionEnv, x, what: str) -> dict:
     return dict(zip(keys, x))
 
 @patch
-def step(self: OptionEnv, choices, probs=None) -> list[Decision]:
+def step(self: OptionEnv,
+         choices,    # per pending decision (a list in `pending` order, or a dict by key): menu index, `Option` or label
+         probs=None, # the same layout: the menu distribution each choice was drawn from (recorded only)
+        ) -> list[Decision]:
     "Start the chosen option of every pending decision and run each env to its next decision point(s)."
     if not self.pending: raise RuntimeError("no pending decisions: every env is done; call reset()")
     ch = self._align(choices, "choices")
@@ -223,7 +232,10 @@ class RandomOptionPolicy:
         choices = [int(self.rng.integers(len(d.menu))) for d in decisions]
         return choices, [[1 / len(d.menu)] * len(d.menu) for d in decisions]
 
-def play(oenv: OptionEnv, policy: Callable, seed: int | None = None) -> np.ndarray:
+def play(oenv: OptionEnv,        # the envs, one episode each
+         policy: Callable,       # pending decisions -> choices, or (choices, probs)
+         seed: int | None = None, # passed to `oenv.reset`
+        ) -> np.ndarray:
     "Play one episode in every env of `oenv` with `policy(decisions) -> choices | (choices, probs)`; the `(B, n)` returns."
     oenv.reset(seed)
     while oenv.pending:
@@ -233,15 +245,19 @@ def play(oenv: OptionEnv, policy: Callable, seed: int | None = None) -> np.ndarr
     return oenv.returns.copy()
 
 # %% ../../nbs/options/03_env.ipynb #cf9992e2
-def precondition_filter(library) -> Callable:
+def precondition_filter(library, # the game's option library
+                       ) -> Callable:
     "A menu filter keeping the options whose precondition holds now (`library.pre`): an oracle feasibility guard."
     def keep(env, i: int, menu: list[Option]) -> list[Option]:
         return [o for o in menu if library.pre(env, i, o) is None]
     return keep
 
 # %% ../../nbs/options/03_env.ipynb #546cc06e
-def random_primitive_returns(game: str = "overcooked", layout: str | None = None, n_episodes: int = 4,
-                             seed: int = 0, **env_kw) -> np.ndarray:
+def random_primitive_returns(game: str = "overcooked",  # a registered game
+                             layout: str | None = None, # its layout (None: the default)
+                             n_episodes: int = 4,       # episodes, seeded `seed + k`
+                             seed: int = 0,             # the first episode's seed (and the action generator's)
+                             **env_kw) -> np.ndarray:
     "Team return per episode of uniformly random primitive actions (the baseline options should beat)."
     env, rng, out = make_game(game, layout, **env_kw), np.random.default_rng(seed), []
     for k in range(n_episodes):
@@ -252,8 +268,12 @@ def random_primitive_returns(game: str = "overcooked", layout: str | None = None
         out.append(tot)
     return np.array(out)
 
-def random_option_returns(game: str = "overcooked", layout: str | None = None, n_episodes: int = 4,
-                          seed: int = 0, guarded: bool = False, **kw) -> np.ndarray:
+def random_option_returns(game: str = "overcooked",  # a registered game
+                          layout: str | None = None, # its layout (None: the default)
+                          n_episodes: int = 4,       # episodes (one env each)
+                          seed: int = 0,             # seed of the envs and of the random policy
+                          guarded: bool = False,     # filter menus by the options' preconditions
+                          **kw) -> np.ndarray:
     "Team return per episode of uniformly random options (behind the oracle guard if `guarded`)."
     lib = option_library(game)
     oenv = OptionEnv(game, layout, n_envs=n_episodes, seed=seed, text_obs=False, keep_start_state=False, library=lib,
@@ -261,8 +281,12 @@ def random_option_returns(game: str = "overcooked", layout: str | None = None, n
     return play(oenv, RandomOptionPolicy(seed)).sum(1)
 
 # %% ../../nbs/options/03_env.ipynb #55b8b8e4
-def option_decisions_per_s(game: str = "overcooked", layout: str | None = None, n_envs: int = 8,
-                           seconds: float = 2.0, seed: int = 0, **kw) -> dict:
+def option_decisions_per_s(game: str = "overcooked",  # a registered game
+                           layout: str | None = None, # its layout (None: the default)
+                           n_envs: int = 8,           # envs stepped together
+                           seconds: float = 2.0,      # how long to measure
+                           seed: int = 0,             # seed of the envs and of the random policy
+                           **kw) -> dict:
     "Option decisions and primitive steps per second under a random option policy, over `n_envs` envs for `seconds`."
     oenv = OptionEnv(game, layout, n_envs=n_envs, seed=seed, **kw)
     pol, team, episodes = RandomOptionPolicy(seed), [], 0

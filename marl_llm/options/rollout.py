@@ -30,11 +30,15 @@ RULES = {
 
 _REF = re.compile(r"@\((\d+),(\d+)\)")
 
-def short_refs(text: str) -> str:
+def short_refs(text: str, # an option label or feature name with `kind@(x,y)` references
+              ) -> str:
     "Shorter object references for small models: `pot@(2,0)` -> `pot 2 0` (same meaning, 3 tokens instead of 7)."
     return _REF.sub(r" \1 \2", text)
 
-def compact_obs(library, env, i: int) -> str:
+def compact_obs(library, # the game's option library (its `state_features`)
+                env,     # the grid env
+                i: int,  # the agent's index
+               ) -> str:
     "The library's state features from agent `i`'s side as one short line: true flags by name, false flags dropped."
     parts = []
     for k, v in library.state_features(env, i).items():
@@ -65,7 +69,10 @@ SHAPING = {
 "Named reward-shaping presets: event kind -> bonus added to the team reward during training only."
 
 # %% ../../nbs/options/07_rollout.ipynb #3ba94e34
-def team_total(oenv: OptionEnv, b: int, shaping: dict | None = None) -> float:
+def team_total(oenv: OptionEnv,             # the option envs
+               b: int,                      # which env
+               shaping: dict | None = None, # event kind -> bonus, or an object with `bonus(event)` (None: unshaped)
+              ) -> float:
     "The team's reward so far in env `b` (shared rewards counted once), plus shaping bonuses for its events."
     env, r = oenv.envs[b], oenv.returns[b]
     total = team_sum(r, getattr(env, "shared_reward", False))
@@ -76,7 +83,10 @@ def team_total(oenv: OptionEnv, b: int, shaping: dict | None = None) -> float:
 
 SUBSTITUTES = ("idle", "random")
 
-def substitute_choice(kind: str, menu_labels: Sequence[str], rng: np.random.Generator) -> int:
+def substitute_choice(kind: str,                 # one of `SUBSTITUTES`: 'idle' or 'random'
+                      menu_labels: Sequence[str], # the stand-in's menu
+                      rng: np.random.Generator,   # draws the random stand-in's choice
+                     ) -> int:
     "A scripted stand-in's choice: `idle` waits (first entry if no wait), `random` picks uniformly."
     if kind == "idle": return next((k for k, m in enumerate(menu_labels) if m.startswith("wait")), 0)
     if kind == "random": return int(rng.integers(len(menu_labels)))
@@ -105,9 +115,15 @@ def decision_requests(oenv: OptionEnv,   # the envs the decisions are pending in
 
 
 # %% ../../nbs/options/07_rollout.ipynb #abb3958c
-def rollout(oenv: OptionEnv, policy: MenuPolicy, seeds: Sequence[int], obs: str = "auto",
-            greedy: bool = False, substitute: dict[str, str] | None = None, sub_seed: int = 0,
-            shaping: dict | None = None) -> list[Episode]:
+def rollout(oenv: OptionEnv,            # the envs to play, one episode each
+            policy: MenuPolicy,         # chooses for every agent not substituted
+            seeds: Sequence[int],       # one env seed per env of `oenv`
+            obs: str = "auto",          # observation form (`obs_form`)
+            greedy: bool = False,       # the policy takes its most likely option instead of sampling
+            substitute: dict[str, str] | None = None, # agent -> scripted stand-in ('idle' or 'random')
+            sub_seed: int = 0,          # seed of the random stand-ins
+            shaping: dict | None = None, # event bonuses added to the turns' rewards (`team_total`)
+           ) -> list[Episode]:
     """One episode per env of `oenv` (env `b` seeded `seeds[b]`); returns Episodes of Turns with team rewards.
 
     `substitute` replaces agents by scripted stand-ins (`{"agent_1": "idle"}` or `"random"`) while the others
