@@ -72,7 +72,9 @@ def _orders(spec: Mapping, key: str, max_n: int, name: str) -> list[Recipe]:
         out.append(tuple(sorted(ing)))
     return out
 
-def recipe_book(spec: Mapping, name: str = "layout") -> dict[str, Any]:
+def recipe_book(spec: Mapping,         # an overcooked-ai layout dict
+                name: str = "layout",  # the layout's name, for error messages
+               ) -> dict[str, Any]:
     "All recipes with their delivery value and cook time under a layout's settings (overcooked-ai's rules)."
     max_n = int(spec.get("max_num_ingredients", 3))
     every = [c for k in range(1, max_n + 1) for c in itertools.combinations_with_replacement(INGREDIENTS, k)]
@@ -110,7 +112,9 @@ def recipe_book(spec: Mapping, name: str = "layout") -> dict[str, Any]:
                 cook_times={r: int(time(r)) for r in every}, max_ingredients=max_n)
 
 # %% ../../nbs/games/02_overcooked_layout.ipynb #47cbf7e4
-def parse_layout(spec: Mapping[str, Any], name: str = "layout") -> Layout:
+def parse_layout(spec: Mapping[str, Any], # an overcooked-ai layout dict
+                 name: str = "layout",    # the layout's name, for error messages
+                ) -> Layout:
     "Check an overcooked-ai layout dict (a `grid` string or list of rows, plus optional keys) and build a `Layout`."
     if not isinstance(spec, Mapping) or "grid" not in spec:
         raise LayoutError(f"{name}: a layout is a dict with a 'grid' key, e.g. {{'grid': '''XXPXX\\nO 1 O\\n...'''}}")
@@ -152,7 +156,8 @@ def parse_layout(spec: Mapping[str, Any], name: str = "layout") -> Layout:
     return Layout(name=name, grid=tuple(rows), terrain=terrain, starts=tuple(found[k] for k in sorted(found)),
                   old_dynamics=bool(spec.get("old_dynamics", False)), params=params, **book)
 
-def load_layout(layout: str | Path | Layout | Mapping) -> Layout:
+def load_layout(layout: str | Path | Layout | Mapping, # a shipped name, a `.layout` file, a layout dict or a `Layout`
+               ) -> Layout:
     "A `Layout` from a shipped name (see `LAYOUTS`), a path to a `.layout` file, a layout dict, or a `Layout`."
     if isinstance(layout, Layout): return layout
     if isinstance(layout, Mapping): return parse_layout(layout)

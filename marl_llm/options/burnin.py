@@ -37,7 +37,8 @@ def option_type(opt: Option | str, # an option, or its label (as episodes record
     if not opt.args: return opt.name
     return f"{opt.name}({', '.join(a if isinstance(a, str) else a.kind if isinstance(a, Ref) else type(a).__name__ for a in opt.args)})"
 
-def type_args(otype: str) -> list[str]:
+def type_args(otype: str, # an option type, e.g. 'put(onion, pot)'
+             ) -> list[str]:
     "The argument kinds of an option type: `type_args('put(onion, pot)') == ['onion', 'pot']`."
     m = re.fullmatch(r"[^(]+\((.*)\)", otype)
     return [a.strip() for a in m[1].split(",")] if m else []
@@ -51,7 +52,10 @@ def _norm_key(k: str, agent: int, drop: tuple) -> str | None:
     r = int(p[1]) - (int(p[1]) > agent)                  # rank among the other agents
     return f"{'partner' if r == 0 else f'partner{r}'}.{p[2]}"
 
-def normalise_features(features: dict, agent: int, drop: Sequence[str] = DROP_FEATURES) -> dict:
+def normalise_features(features: dict,                       # an option's start-state features (`OptionLibrary.features`)
+                       agent: int,                           # the agent that ran it
+                       drop: Sequence[str] = DROP_FEATURES,  # feature names left out (argument and object keys always are)
+                      ) -> dict:
     "Start-state features of an option, made generic: no concrete objects or argument identities, partners named relative to `agent`."
     out, drop = {}, tuple(drop)
     for k, v in features.items():
@@ -95,7 +99,9 @@ class Execution:
 SEED_STRIDE = 10_000
 "Episode seeds of base seed `s` are `s * SEED_STRIDE + k`, so different base seeds never share an episode."
 
-def episode_seeds(seeds: Sequence[int], episodes: int) -> list[int]:
+def episode_seeds(seeds: Sequence[int], # base seeds
+                  episodes: int,         # episodes per base seed (<= `SEED_STRIDE`)
+                 ) -> list[int]:
     "The episode seeds of `episodes` episodes for each base seed."
     if episodes < 1: raise ValueError(f"episodes must be >= 1, got {episodes}")
     if episodes > SEED_STRIDE: raise ValueError(f"episodes must be <= {SEED_STRIDE} per seed, got {episodes}")
@@ -129,9 +135,17 @@ class BurnInLog:
         return (f"BurnInLog({self.game}/{self.layout}: {len(self.seeds)} episodes, {len(self.executions)} executions, "
                 f"{len(self.successes)} ok, {len(self.failures)} failed, failure rate {self.failure_rate:.1%})")
 
-def burn_in(game: str = "overcooked", layout: str | None = None, episodes: int = 8, seeds: Sequence[int] = (0,),
-            horizon: int | None = None, n_envs: int = 8, menu_filter: Callable | None = None, library=None,
-            progress: bool = False, desc: str = "burn-in") -> BurnInLog:
+def burn_in(game: str = "overcooked",           # a registered game
+            layout: str | None = None,          # its layout (None: the default)
+            episodes: int = 8,                  # episodes per base seed
+            seeds: Sequence[int] = (0,),        # base seeds (`episode_seeds`)
+            horizon: int | None = None,         # steps per episode (None: the env's default)
+            n_envs: int = 8,                    # episodes played together
+            menu_filter: Callable | None = None, # (env, i, menu) -> the options offered (None: the whole menu)
+            library=None,                       # the option library (None: the game's)
+            progress: bool = False,             # show a progress bar
+            desc: str = "burn-in",              # the progress bar's label
+           ) -> BurnInLog:
     "Play `episodes` episodes per seed with a uniformly random option policy (behind `menu_filter`, if given); log every execution."
     from tqdm.auto import tqdm
     if n_envs < 1: raise ValueError(f"n_envs must be >= 1, got {n_envs}")

@@ -167,7 +167,9 @@ PROBE_SEED = 98_765
 "Base seed of the probe rollout `game_vocabulary` reads the schema from."
 
 @lru_cache(maxsize=None)
-def game_vocabulary(game: str, layout: str | None = None) -> Vocabulary:
+def game_vocabulary(game: str,                 # a registered game
+                    layout: str | None = None, # its layout (None: the default)
+                   ) -> Vocabulary:
     "The predicate vocabulary of a game layout's state schema, from a short fixed-seed probe rollout plus the game's declared item names."
     spec = game_spec(game)
     items = getattr(importlib.import_module(spec.module), "ITEMS", ())
