@@ -28,12 +28,15 @@ def _dist(env: StrategicGame, weights: dict[str, float]) -> np.ndarray:
 
 def _seat(env, agent) -> int: return env.possible_agents.index(agent)
 
-def random_policy(env: StrategicGame, agent: str) -> np.ndarray:
+def random_policy(env: StrategicGame, # the game, at the agent's turn
+                  agent: str,         # the agent to move
+                 ) -> np.ndarray:
     "Uniform over the legal moves."
     p = np.zeros(len(env.MOVES)); legal = env._legal(_seat(env, agent)); p[legal] = 1 / len(legal)
     return p
 
-def kuhn_equilibrium(alpha: float = 1 / 3) -> Policy:
+def kuhn_equilibrium(alpha: float = 1 / 3, # seat 0's bluffing probability with a jack, in [0, 1/3]
+                    ) -> Policy:
     "The Kuhn Poker Nash equilibrium with seat 0's bluffing parameter `alpha` in [0, 1/3]."
     if not 0 <= alpha <= 1 / 3 + 1e-12: raise ValueError(f"alpha must be in [0, 1/3], got {alpha}")
     def policy(env, agent):
@@ -52,7 +55,9 @@ def kuhn_equilibrium(alpha: float = 1 / 3) -> Policy:
         return _dist(env, {"bet": b, "check": 1 - b})
     return policy
 
-def kuhn_heuristic(env, agent):
+def kuhn_heuristic(env,   # a `KuhnPoker`, at the agent's turn
+                   agent, # the agent to move
+                  ):
     "Bet or call with a king, call with a queen, check or fold with a jack."
     card = CARDS[env.cards[_seat(env, agent)]]
     if env._facing_bet(): return _dist(env, {"call" if card != "jack" else "fold": 1.0})
@@ -67,7 +72,9 @@ def _ttt_threats(board, mark) -> list[int]:
         if cells.count(mark) == 2 and cells.count(0) == 1: out.append((a, b, c)[cells.index(0)])
     return sorted(set(out))
 
-def ttt_heuristic(env, agent):
+def ttt_heuristic(env,   # a `TicTacToe`, at the agent's turn
+                  agent, # the agent to move
+                 ):
     "Win, else block, else centre, else a corner, else any free cell (uniform among ties)."
     i = _seat(env, agent); b = env.board
     for cells in (_ttt_threats(b, i + 1), _ttt_threats(b, 2 - i), [4] if b[4] == 0 else [],
@@ -75,7 +82,9 @@ def ttt_heuristic(env, agent):
         if cells: return _dist(env, {env.MOVES[k]: 1.0 for k in cells})
 
 @functools.lru_cache(maxsize=None)
-def ttt_value(board: tuple, mark: int) -> int:
+def ttt_value(board: tuple, # 9 cells: 0 empty, 1 seat 0's mark, 2 seat 1's mark
+              mark: int,    # the mark of the player to move (1 or 2)
+             ) -> int:
     "Minimax value (+1 win, 0 draw, -1 loss) for the player with `mark` (1 or 2) to move on `board`."
     w = ttt_winner(board)
     if w >= 0: return 1 if w == mark - 1 else -1
@@ -83,7 +92,9 @@ def ttt_value(board: tuple, mark: int) -> int:
     if not free: return 0
     return max(-ttt_value(board[:k] + (mark,) + board[k + 1:], 3 - mark) for k in free)
 
-def ttt_minimax(env, agent):
+def ttt_minimax(env,   # a `TicTacToe`, at the agent's turn
+                agent, # the agent to move
+               ):
     "Uniform over the minimax-optimal cells."
     mark = _seat(env, agent) + 1; b = tuple(env.board)
     vals = {k: -ttt_value(b[:k] + (mark,) + b[k + 1:], 3 - mark) for k in range(9) if b[k] == 0}
@@ -91,7 +102,9 @@ def ttt_minimax(env, agent):
     return _dist(env, {env.MOVES[k]: 1.0 for k, v in vals.items() if v == best})
 
 # %% ../../nbs/games/08_opponents.ipynb #66f76caa
-def negotiation_heuristic(env, agent):
+def negotiation_heuristic(env,   # a `Negotiation`, at the agent's turn
+                          agent, # the agent to move
+                         ):
     "Accept half or more (anything > 0 on the last turn); else keep the best bundle leaving half the items."
     i = _seat(env, agent)
     last = len(env.history) + 1 >= env.max_turns
@@ -104,12 +117,15 @@ def negotiation_heuristic(env, agent):
     best = max(vals.values())
     return _dist(env, {m: 1.0 for m, v in vals.items() if v == best})
 
-def tit_for_tat(env, agent):
+def tit_for_tat(env,   # a `RepeatedMatrixGame`, at the agent's turn
+                agent, # the agent to move
+               ):
     "Open with the cooperative move (MOVES[0]); then copy the opponent's last completed move."
     i = _seat(env, agent)
     return _dist(env, {env.pairs[-1][1 - i] if env.pairs else env.MOVES[0]: 1.0})
 
-def always(move: str) -> Policy:
+def always(move: str, # one of the game's `MOVES`
+          ) -> Policy:
     "A policy that always plays `move`."
     return lambda env, agent: _dist(env, {move: 1.0})
 
@@ -123,20 +139,29 @@ OPPONENTS: dict[str, dict[str, Policy]] = {
 }
 "Fixed opponents per game: `random`, `heuristic` and, where one is known, `equilibrium`."
 
-def opponent(game: str, kind: str) -> Policy:
+def opponent(game: str, # a key of `OPPONENTS` (a strategic game's name)
+             kind: str, # one of that game's opponents
+            ) -> Policy:
     "The fixed opponent `kind` of `game` (clear errors for unknown names or a missing equilibrium)."
     if game not in OPPONENTS: raise ValueError(f"unknown game {game!r}; valid: {sorted(OPPONENTS)}")
     if kind not in OPPONENTS[game]:
         raise ValueError(f"no {kind!r} opponent for {game!r}; valid: {sorted(OPPONENTS[game])}")
     return OPPONENTS[game][kind]
 
-def act(policy: Policy, env: StrategicGame, agent: str, rng: np.random.Generator) -> int:
+def act(policy: Policy,           # (env, agent) -> a distribution over `MOVES`
+        env: StrategicGame,       # the game, at the agent's turn
+        agent: str,               # the agent to move
+        rng: np.random.Generator, # draws the move
+       ) -> int:
     "Sample an action index from `policy` at `env`'s current state."
     p = policy(env, agent)
     return int(rng.choice(len(p), p=p))
 
-def play(env: StrategicGame, policies: Sequence[Policy], seed: int | None = None,
-         rng: np.random.Generator | None = None) -> dict:
+def play(env: StrategicGame,           # the game (reset here)
+         policies: Sequence[Policy],   # one policy per seat
+         seed: int | None = None,      # the deal's seed (and the moves' if no `rng`)
+         rng: np.random.Generator | None = None, # draws the moves
+        ) -> dict:
     "Play one game between two policies (seat order); returns `env.result()`."
     rng = rng if rng is not None else np.random.default_rng(seed)
     env.reset(seed=seed)
@@ -146,7 +171,9 @@ def play(env: StrategicGame, policies: Sequence[Policy], seed: int | None = None
     return env.result()
 
 # %% ../../nbs/games/08_opponents.ipynb #a65b5021
-def expected_returns(env: StrategicGame, policies: Sequence[Policy]) -> np.ndarray:
+def expected_returns(env: StrategicGame,         # the game in the state to evaluate from
+                     policies: Sequence[Policy], # one policy per seat
+                    ) -> np.ndarray:
     "Exact expected returns of both seats from `env`'s current state, every move weighted by its probability."
     if env.done: return np.array(env.returns)
     a = env.agent_selection
@@ -156,7 +183,8 @@ def expected_returns(env: StrategicGame, policies: Sequence[Policy]) -> np.ndarr
         e2 = copy.deepcopy(env); e2.step(int(k)); out += p[k] * expected_returns(e2, policies)
     return out
 
-def kuhn_value(policies: Sequence[Policy]) -> np.ndarray:
+def kuhn_value(policies: Sequence[Policy], # one Kuhn Poker policy per seat
+              ) -> np.ndarray:
     "Exact expected chips of both seats in Kuhn Poker, the 6 deals equally likely."
     env, tot = make_strategic_game("kuhn_poker"), np.zeros(2)
     for c in itertools.permutations(range(3), 2):
@@ -165,7 +193,11 @@ def kuhn_value(policies: Sequence[Policy]) -> np.ndarray:
     return tot / 6
 
 # %% ../../nbs/games/08_opponents.ipynb #e83858e2
-def score_table(game: str, kinds: Sequence[str] | None = None, n_games: int = 200, seed: int = 0, **kwargs) -> dict:
+def score_table(game: str,                        # a strategic game's name
+                kinds: Sequence[str] | None = None, # the opponents compared (None: all of the game's)
+                n_games: int = 200,               # games per pair
+                seed: int = 0,                    # seeds the games and the moves
+                **kwargs) -> dict:
     "Mean score of each fixed opponent (row) against each (column), half the games in each seat."
     kinds = list(kinds or OPPONENTS[game])
     env, rng, out = make_strategic_game(game, **kwargs), np.random.default_rng(seed), {}
