@@ -59,7 +59,10 @@ class StrategicGame(AECEnv):
 
 # %% ../../nbs/games/06_strategic_base.ipynb #ef21ec0b
 @patch
-def reset(self: StrategicGame, seed: int | None = None, options: dict | None = None) -> None:
+def reset(self: StrategicGame,
+          seed: int | None = None,       # reseeds the game's generator (None: keep it)
+          options: dict | None = None,   # PettingZoo's reset options (unused)
+         ) -> None:
     "Start a new game; `seed` reseeds the game's generator (deals, private values)."
     if seed is not None: self.rng = np.random.default_rng(seed)
     self.agents = list(self.possible_agents)
@@ -80,12 +83,17 @@ def reset(self: StrategicGame, seed: int | None = None, options: dict | None = N
     self.agent_selection = self.possible_agents[self._to_move()]
 
 @patch
-def emit(self: StrategicGame, kind: str, agent: str | None, **data) -> None:
+def emit(self: StrategicGame,
+         kind: str,         # the event's kind, e.g. 'invalid'
+         agent: str | None, # the agent it concerns (None: the game's)
+         **data) -> None:
     "Log an event (`t`, `agent`, `kind`, data) into `env.event_log`."
     self.event_log.append({"t": self.t, "agent": agent, "kind": kind, **data})
 
 @patch
-def observe(self: StrategicGame, agent: str) -> dict:
+def observe(self: StrategicGame,
+            agent: str, # the agent whose observation is wanted
+           ) -> dict:
     i = self.possible_agents.index(agent)
     mask = np.zeros(len(self.MOVES), np.int8)
     if not self.done and self.agent_selection == agent: mask[self._legal(i)] = 1
@@ -93,21 +101,28 @@ def observe(self: StrategicGame, agent: str) -> dict:
             "text": self.text(i)}
 
 @patch
-def legal_moves(self: StrategicGame, agent: str | int) -> list[str]:
+def legal_moves(self: StrategicGame,
+                agent: str | int, # an agent's name or seat index
+               ) -> list[str]:
     "Names of the moves `agent` may play now (empty when it is not its turn)."
     i = agent if isinstance(agent, (int, np.integer)) else self.possible_agents.index(agent)
     if self.done or self.agent_selection != self.possible_agents[i]: return []
     return [self.MOVES[a] for a in self._legal(i)]
 
 @patch
-def move_index(self: StrategicGame, name: str) -> int:
+def move_index(self: StrategicGame,
+               name: str, # a move's name (case and spacing ignored)
+              ) -> int:
     "The action index of move `name` (a ValueError lists the valid names)."
     key = " ".join(str(name).lower().split())
     if key not in self.MOVES: raise ValueError(f"unknown move {name!r} in {self.NAME}; valid: {list(self.MOVES)}")
     return self.MOVES.index(key)
 
 @patch
-def text(self: StrategicGame, i: int, hide_private: bool = False) -> str:
+def text(self: StrategicGame,
+         i: int,                    # the seat
+         hide_private: bool = False, # leave out the seat's private information
+        ) -> str:
     "The text observation of seat `i` (`hide_private`: as the opponent would imagine it)."
     s = self._text(i, hide_private)
     legal = self.legal_moves(i)
@@ -117,7 +132,9 @@ def text(self: StrategicGame, i: int, hide_private: bool = False) -> str:
 
 # %% ../../nbs/games/06_strategic_base.ipynb #d2022d93
 @patch
-def step(self: StrategicGame, action) -> None:
+def step(self: StrategicGame,
+         action, # the move index of the agent to move (an invalid one uses up a retry)
+        ) -> None:
     agent = self.agent_selection
     if self.terminations[agent] or self.truncations[agent]:
         self._was_dead_step(action); return
@@ -171,7 +188,9 @@ def render(self: StrategicGame) -> str:
 def close(self: StrategicGame) -> None: pass
 
 @patch
-def score(self: StrategicGame, i: int) -> float:
+def score(self: StrategicGame,
+          i: int, # the seat
+         ) -> float:
     "Seat `i`'s score in [0, 1] for the finished game (a forfeit scores 0 for the offender)."
     raise NotImplementedError
 
