@@ -25,7 +25,8 @@ __all__ = ['GRADERS', 'GSM8K_TEMPLATE', 'MATH_TEMPLATE', 'GPQA_TEMPLATE', 'ARITH
 # %% ../../nbs/games/09_tasks.ipynb #faca57de
 _NUM = re.compile(r"-?\$?\d[\d,]*(?:\.\d+)?|-?\$?\.\d+")
 
-def normalise_number(s: str) -> str | None:
+def normalise_number(s: str, # a written number, e.g. '$1,000.00'
+                    ) -> str | None:
     "Canonical form of a written number (`'1,000'`->`'1000'`, `'$18.00'`->`'18'`, `'-.5'`->`'-0.5'`); None if `s` is not one."
     if s is None: return None
     t = str(s).strip().replace(",", "").replace("$", "").rstrip(".")
@@ -38,7 +39,8 @@ def normalise_number(s: str) -> str | None:
     d = format(float(v), ".10g")                      # plain decimals as written; fractions rounded
     return d if "e" not in d else str(float(v))
 
-def extract_answer(text: str) -> str | None:
+def extract_answer(text: str, # a model's completion
+                  ) -> str | None:
     "The answer in `text`: the number after the last `####` if there is one, else the last number; normalised."
     if text is None: return None
     if "####" in text:
@@ -48,14 +50,17 @@ def extract_answer(text: str) -> str | None:
     found = _NUM.findall(text)
     return normalise_number(found[-1]) if found else None
 
-def answers_match(pred: str | None, gold: str | None) -> bool:
+def answers_match(pred: str | None, # the predicted answer
+                  gold: str | None, # the gold answer
+                 ) -> bool:
     "Whether two answers are the same number (exact rational comparison after normalisation)."
     p, g = normalise_number(pred) if pred is not None else None, normalise_number(gold) if gold is not None else None
     if p is None or g is None: return False
     return Fraction(p) == Fraction(g)
 
 # %% ../../nbs/games/09_tasks.ipynb #e4017f48
-def last_boxed(text: str) -> str | None:
+def last_boxed(text: str, # a model's completion
+              ) -> str | None:
     "The contents of the last `\\boxed{...}` (or `\\fbox{...}`) in `text`, braces balanced; None if there is none."
     if text is None: return None
     i = max(text.rfind("\\boxed{"), text.rfind("\\fbox{"))
@@ -68,18 +73,23 @@ def last_boxed(text: str) -> str | None:
 
 _LATEX_NOISE = re.compile(r"\\left|\\right|\\[!,;: ]|\\displaystyle|\\text\{\s*\}|\$|\s+|\^\{?\\circ\}?|\.$")
 
-def normalise_latex(s: str) -> str:
+def normalise_latex(s: str, # a LaTeX answer
+                   ) -> str:
     "A LaTeX answer without spacing and cosmetic commands (`\\left`, `\\!`, `$`, degrees); `\\dfrac` -> `\\frac`."
     s = re.sub(r"\\text\{([^}]*)\}", r"\1", str(s)).replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
     return _LATEX_NOISE.sub("", s)
 
-def boxed_match(pred: str | None, gold: str | None) -> bool:
+def boxed_match(pred: str | None, # the predicted boxed answer
+                gold: str | None, # the gold answer
+               ) -> bool:
     "Whether two boxed answers agree: as numbers when both are numbers, else as normalised LaTeX."
     if pred is None or gold is None: return False
     if normalise_number(pred) is not None and normalise_number(gold) is not None: return answers_match(pred, gold)
     return normalise_latex(pred) == normalise_latex(gold)
 
-def extract_choice(text: str, letters: str = "ABCD") -> str | None:
+def extract_choice(text: str,             # a model's completion
+                   letters: str = "ABCD", # the choice letters
+                  ) -> str | None:
     "The letter `text` picks: the last 'answer is X' / 'Answer: X', else the last '(X)', else a lone final letter."
     if text is None: return None
     L = f"[{letters}]"
@@ -127,7 +137,9 @@ class Task:
         if self.grader == "boxed": return float(boxed_match(got, self.answer))
         return float(got == self.answer)
 
-def score(tasks: Sequence[Task], texts: Sequence[str]) -> float:
+def score(tasks: Sequence[Task], # the tasks
+          texts: Sequence[str],  # one completion per task
+         ) -> float:
     "Mean reward of `texts[i]` on `tasks[i]` (the accuracy)."
     if len(tasks) != len(texts): raise ValueError(f"{len(tasks)} tasks but {len(texts)} texts")
     return float(np.mean([t.verify(x) for t, x in zip(tasks, texts)])) if tasks else float("nan")
@@ -136,7 +148,8 @@ def score(tasks: Sequence[Task], texts: Sequence[str]) -> float:
 GSM8K_TEMPLATE = "Question: {question}\nAnswer:"
 "Prompt for a GSM8K question; the model's text after `Answer:` is graded."
 
-def gsm8k_answer(solution: str) -> str:
+def gsm8k_answer(solution: str, # a GSM8K solution ending in '#### N'
+                ) -> str:
     "The final answer of a GSM8K solution (the number after `####`), normalised."
     if "####" not in str(solution):
         raise ValueError(f"GSM8K solution has no '#### <answer>' line: {str(solution)[-80:]!r}")
@@ -145,8 +158,11 @@ def gsm8k_answer(solution: str) -> str:
         raise ValueError(f"GSM8K solution's '####' line holds no number: {str(solution).rsplit('####', 1)[1][:40]!r}")
     return ans
 
-def gsm8k_tasks(records: Iterable[dict], template: str = GSM8K_TEMPLATE, limit: int | None = None,
-                prefix: str = "gsm8k") -> list[Task]:
+def gsm8k_tasks(records: Iterable[dict],       # GSM8K records (`question`, `answer`)
+                template: str = GSM8K_TEMPLATE, # the prompt, with a `{question}` field
+                limit: int | None = None,       # first `limit` records only
+                prefix: str = "gsm8k",          # task ids are `{prefix}-{i}`
+               ) -> list[Task]:
     "GSM8K records (`question`, `answer` with a `#### N` line) as `Task`s."
     out = []
     for i, r in enumerate(records):
@@ -159,7 +175,8 @@ def gsm8k_tasks(records: Iterable[dict], template: str = GSM8K_TEMPLATE, limit: 
                         meta={"question": r["question"], "solution": r["answer"]}))
     return out
 
-def read_jsonl(path: str | Path) -> list[dict]:
+def read_jsonl(path: str | Path, # a `.jsonl` file
+              ) -> list[dict]:
     "The JSON objects of a `.jsonl` file, one per non-empty line (the line number is named if one is bad)."
     out = []
     with open(path) as f:
@@ -194,8 +211,12 @@ def load_records(source: str | Path,        # a .jsonl file, a folder with {spli
     if limit is not None: ds = ds.select(range(min(limit, len(ds))))
     return [dict(r) for r in ds]
 
-def load_gsm8k(source: str | Path = "openai/gsm8k", split: str = "test", limit: int | None = None,
-               config: str | None = "main", template: str = GSM8K_TEMPLATE, **load_kwargs) -> list[Task]:
+def load_gsm8k(source: str | Path = "openai/gsm8k", # a .jsonl file, a folder with {split}.jsonl, or a `datasets` id
+               split: str = "test",                 # the split
+               limit: int | None = None,            # first `limit` records only
+               config: str | None = "main",         # the `datasets` config
+               template: str = GSM8K_TEMPLATE,      # the prompt, with a `{question}` field
+               **load_kwargs) -> list[Task]:
     """GSM8K as `Task`s from a local `.jsonl` file, a folder with `{split}.jsonl`, or a `datasets` id.
 
     A `datasets` source is loaded with `datasets.load_dataset(source, config, split=split, **load_kwargs)`
@@ -210,7 +231,10 @@ def _need(r: dict, keys: Sequence[str], what: str, i: int) -> None:
     missing = [k for k in keys if k not in r]
     if missing: raise ValueError(f"{what} record {i} lacks {missing}; it has keys {sorted(r)}")
 
-def math500_tasks(records: Iterable[dict], template: str = MATH_TEMPLATE, limit: int | None = None) -> list[Task]:
+def math500_tasks(records: Iterable[dict],      # MATH records (`problem`, `answer`)
+                  template: str = MATH_TEMPLATE, # the prompt, with a `{problem}` field
+                  limit: int | None = None,      # first `limit` records only
+                 ) -> list[Task]:
     "MATH records (`problem`, `answer`) as boxed-graded `Task`s."
     out = []
     for i, r in enumerate(records):
@@ -220,7 +244,11 @@ def math500_tasks(records: Iterable[dict], template: str = MATH_TEMPLATE, limit:
                         grader="boxed", meta={k: r[k] for k in ("subject", "level") if k in r}))
     return out
 
-def gpqa_tasks(records: Iterable[dict], template: str = GPQA_TEMPLATE, limit: int | None = None, seed: int = 0) -> list[Task]:
+def gpqa_tasks(records: Iterable[dict],      # GPQA records (question, correct and three incorrect answers)
+               template: str = GPQA_TEMPLATE, # the prompt, with `{question}` and `{choices}` fields
+               limit: int | None = None,      # first `limit` records only
+               seed: int = 0,                 # seeds the shuffle of each question's choices
+              ) -> list[Task]:
     "GPQA records as four-way multiple-choice `Task`s, choices shuffled per question with `seed`."
     keys = ("Question", "Correct Answer", "Incorrect Answer 1", "Incorrect Answer 2", "Incorrect Answer 3")
     out = []
@@ -235,13 +263,20 @@ def gpqa_tasks(records: Iterable[dict], template: str = GPQA_TEMPLATE, limit: in
                         id=str(r.get("Record ID", f"gpqa-{i}")), grader="choice"))
     return out
 
-def load_math500(source: str | Path = "HuggingFaceH4/MATH-500", split: str = "test", limit: int | None = None,
-                 config: str | None = None, **load_kwargs) -> list[Task]:
+def load_math500(source: str | Path = "HuggingFaceH4/MATH-500", # a .jsonl file, a folder, or a `datasets` id
+                 split: str = "test",        # the split
+                 limit: int | None = None,   # first `limit` records only
+                 config: str | None = None,  # the `datasets` config
+                 **load_kwargs) -> list[Task]:
     "MATH500 as `Task`s from a `.jsonl` file, a folder with `{split}.jsonl`, or a `datasets` id."
     return math500_tasks(load_records(source, split, config, limit, **load_kwargs))
 
-def load_gpqa(source: str | Path = "Idavidrein/gpqa", split: str = "train", limit: int | None = None,
-              config: str | None = "gpqa_diamond", seed: int = 0, **load_kwargs) -> list[Task]:
+def load_gpqa(source: str | Path = "Idavidrein/gpqa", # a .jsonl file, a folder, or a `datasets` id
+              split: str = "train",                 # the split
+              limit: int | None = None,             # first `limit` records only
+              config: str | None = "gpqa_diamond",  # the `datasets` config
+              seed: int = 0,                        # seeds the shuffle of the choices
+              **load_kwargs) -> list[Task]:
     "GPQA (Diamond by default) as multiple-choice `Task`s from a `.jsonl` file, a folder, or a `datasets` id."
     return gpqa_tasks(load_records(source, split, config, limit, **load_kwargs), seed=seed)
 
@@ -252,7 +287,10 @@ ARITH_TEMPLATES = {
 }
 "Synthetic templates: (`prompt` with `{x0}` and `{more}`, the phrase for each further term with `{x}`)."
 
-def arithmetic_task(xs: Sequence[int], template: str = "apples", id: str = "") -> Task:
+def arithmetic_task(xs: Sequence[int],       # the numbers to add
+                    template: str = "apples", # a key of `ARITH_TEMPLATES`
+                    id: str = "",             # the task's id
+                   ) -> Task:
     "The task of adding the numbers `xs` in `template`; `steps` are the partial sums after each addition."
     if template not in ARITH_TEMPLATES:
         raise ValueError(f"unknown template {template!r}; valid: {sorted(ARITH_TEMPLATES)}")
@@ -262,8 +300,13 @@ def arithmetic_task(xs: Sequence[int], template: str = "apples", id: str = "") -
     partial = np.cumsum(xs).tolist()
     return Task(prompt, str(partial[-1]), id=id, steps=[str(s) for s in partial[1:]], meta={"xs": list(map(int, xs))})
 
-def arithmetic_tasks(n: int, terms: int = 2, max_digit: int = 9, min_digit: int = 1, template: str = "apples",
-                     seed: int = 0) -> list[Task]:
+def arithmetic_tasks(n: int,                   # tasks wanted
+                     terms: int = 2,           # numbers per addition (>= 2)
+                     max_digit: int = 9,       # the largest digit drawn
+                     min_digit: int = 1,       # the smallest digit drawn
+                     template: str = "apples", # a key of `ARITH_TEMPLATES`
+                     seed: int = 0,            # seeds the digits
+                    ) -> list[Task]:
     "`n` random additions of `terms` digits in `[min_digit, max_digit]` (seeded; exact answers)."
     if terms < 2: raise ValueError(f"terms must be >= 2 (an addition), got {terms}")
     if not 0 <= min_digit <= max_digit <= 9:
