@@ -33,9 +33,15 @@ class OvercookedEnv(GridParallelEnv):
     metadata = {**GridParallelEnv.metadata, "name": "overcooked_v0"}
     LAYOUTS = LAYOUTS                       # the shipped layouts by name, as on every game class
 
-    def __init__(self, layout: str | Path | Layout | Mapping = "cramped_room", n_agents: int | None = None,
-                 horizon: int = 400, seed: int | None = None, render_mode: str | None = None,
-                 shared_reward: bool = True, random_start: bool = False):
+    def __init__(self,
+                 layout: str | Path | Layout | Mapping = "cramped_room", # anything `load_layout` takes
+                 n_agents: int | None = None,    # None: the layout's start positions
+                 horizon: int = 400,             # steps per episode
+                 seed: int | None = None,        # seeds random starts
+                 render_mode: str | None = None, # None, 'text' or 'plotly'
+                 shared_reward: bool = True,     # every agent receives the team's summed reward
+                 random_start: bool = False,     # agents start on random floor cells
+                ):
         self.layout = L = load_layout(layout)
         self.terrain: list[str] = list(L.terrain)
         self.height, self.width = len(self.terrain), len(self.terrain[0])
@@ -67,18 +73,24 @@ class OvercookedEnv(GridParallelEnv):
 
 # %% ../../nbs/games/03_overcooked.ipynb #9f677020
 @patch
-def cells_of(self: OvercookedEnv, symbol: str) -> list[tuple[int, int]]:
+def cells_of(self: OvercookedEnv,
+             symbol: str, # a terrain symbol, e.g. 'P'
+            ) -> list[tuple[int, int]]:
     "Cells of a terrain symbol (see `TERRAIN`) in reading order, e.g. `cells_of('P')` for the pots."
     if symbol not in TERRAIN: raise ValueError(f"unknown symbol {symbol!r}; valid: {sorted(TERRAIN)}")
     return list(self._cells[symbol])
 
 @patch
-def kind(self: OvercookedEnv, cell: tuple[int, int]) -> str | None:
+def kind(self: OvercookedEnv,
+         cell: tuple[int, int], # an (x, y) cell
+        ) -> str | None:
     "The terrain symbol at `cell` (None outside the grid)."
     return self._kind.get(tuple(cell))
 
 @patch
-def facing_cell(self: OvercookedEnv, i: int) -> tuple[int, int]:
+def facing_cell(self: OvercookedEnv,
+                i: int, # the agent's index
+               ) -> tuple[int, int]:
     "The cell agent `i` faces (the one `interact` acts on)."
     return add(self.pos[i], self.facing[i])
 
@@ -240,7 +252,9 @@ def get_state(self: OvercookedEnv) -> dict:
             "rng": self.rng.bit_generator.state}
 
 @patch
-def set_state(self: OvercookedEnv, d: Mapping) -> None:
+def set_state(self: OvercookedEnv,
+              d: Mapping, # a `get_state()` snapshot of an env with as many agents
+             ) -> None:
     "Restore a `get_state()` snapshot exactly."
     n = len(self.possible_agents)
     if len(d["pos"]) != n: raise ValueError(f"state has {len(d['pos'])} agents, this env has {n}")
@@ -262,7 +276,9 @@ def set_state(self: OvercookedEnv, d: Mapping) -> None:
 
 # %% ../../nbs/games/03_overcooked.ipynb #562fe7bf
 @patch
-def text(self: OvercookedEnv, i: int | None = None) -> str:
+def text(self: OvercookedEnv,
+         i: int | None = None, # the reader's agent index, marked '(you)' (None: no one's)
+        ) -> str:
     "The state as text for a prompt: a grid with coordinates, a legend, every agent, pot and counter item."
     rows = [["." if c == " " else c for c in row] for row in self.terrain]
     for (x, y), it in self.counter_items.items(): rows[y][x] = _ITEM_CHAR[it]
@@ -300,7 +316,9 @@ HELD_MARK = {"onion": "o", "tomato": "t", "dish": "d", "soup": "s"}
 "The letter drawn after an agent's number on its marker for what it holds."
 
 @patch
-def figure(self: OvercookedEnv, title: str | None = None):
+def figure(self: OvercookedEnv,
+           title: str | None = None, # None: the layout's name, step and score
+          ):
     "A plotly figure of the current state (terrain, items on counters, pot states, agents and what they hold)."
     colors = {" ": "#ffffff", "X": "#d9b38c", "P": "#9e9e9e", "O": "#f7dc6f", "T": "#f1948a",
               "D": "#aed6f1", "S": "#82e0aa"}
@@ -324,7 +342,9 @@ def _recipe_str(r: Recipe) -> str:
     return " + ".join(_count(r.count(i), i) for i in INGREDIENTS if i in r)
 
 # %% ../../nbs/games/03_overcooked.ipynb #1f047aba
-def parse_actions(s: str, n: int = 2) -> list[dict[str, int]]:
+def parse_actions(s: str,     # e.g. 'RU IS': one letter per agent per step, steps separated by spaces
+                  n: int = 2, # agents
+                 ) -> list[dict[str, int]]:
     "Joint actions from a compact string: `n` letters per step (U D R L S I, one per agent), steps separated by spaces."
     code = {"U": 0, "D": 1, "R": 2, "L": 3, "S": 4, "I": 5}
     out = []
