@@ -171,7 +171,9 @@ def segment_waste(self: CleanupEnv) -> list[int]:
     return [int(self._waste[idx].sum()) for idx in self._seg_idx]
 
 @patch
-def apple_spawn_prob(self: CleanupEnv, pollution: float | None = None) -> float:
+def apple_spawn_prob(self: CleanupEnv,
+                     pollution: float | None = None, # river pollution in [0, 1] (None: the current one)
+                    ) -> float:
     "Per-cell apple spawn probability at `pollution` (default: now): linear from `apple_rate` to 0 between the thresholds."
     q = self.pollution if pollution is None else pollution
     lo, hi = self.threshold_low, self.threshold_high
@@ -181,7 +183,10 @@ def apple_spawn_prob(self: CleanupEnv, pollution: float | None = None) -> float:
 
 # %% ../../nbs/games/05_cleanup_harvest.ipynb #002936f9
 @patch
-def beam_cells(self: CleanupEnv, pos: tuple[int, int], facing: tuple[int, int]) -> list[tuple[int, int]]:
+def beam_cells(self: CleanupEnv,
+               pos: tuple[int, int],    # the (x, y) cell the beam is fired from
+               facing: tuple[int, int], # its direction (dx, dy)
+              ) -> list[tuple[int, int]]:
     "Cells a beam fired from `pos` facing `facing` covers: `beam_length` deep, `2*beam_radius+1` wide, lanes stop at walls."
     (dx, dy), (px, py), out = facing, (-facing[1], facing[0]), []
     for off in range(-self.beam_radius, self.beam_radius + 1):
@@ -201,7 +206,9 @@ def _beam_river(self: CleanupEnv, pos: tuple[int, int], facing: tuple[int, int])
     return idx
 
 @patch
-def clean_spots(self: CleanupEnv, segment: int) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+def clean_spots(self: CleanupEnv,
+                segment: int, # index of a river segment (`river_segments`)
+               ) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     "(bank cell, facing) pairs from which the beam hits river `segment`: walkable cells right next to it, facing the water."
     if not 0 <= segment < len(self.river_segments):
         raise ValueError(f"segment {segment} out of range; valid: 0..{len(self.river_segments) - 1}")
@@ -318,8 +325,11 @@ class HarvestEnv(CommonsEnv):
         return [f"Patches (apples/cells): {', '.join(parts)}. Apples regrow only near other apples."]
 
 # %% ../../nbs/games/05_cleanup_harvest.ipynb #0c8c741a
-def benchmark_rows(seconds: float = 2.0, layouts: Sequence[str] = ("small", "default"), n_agents: int = 2,
-                   seed: int = 0) -> list[dict]:
+def benchmark_rows(seconds: float = 2.0,                            # time per (game, layout)
+                   layouts: Sequence[str] = ("small", "default"), # layouts of both games
+                   n_agents: int = 2,                             # agents per env
+                   seed: int = 0,                                 # seeds the envs and the random actions
+                  ) -> list[dict]:
     "Random-action steps per second of `CleanupEnv` and `HarvestEnv` on `layouts`: rows of game, layout, n_agents, steps_per_s."
     rows = []
     for cls in (CleanupEnv, HarvestEnv):

@@ -18,7 +18,9 @@ from .grid import (DIRECTIONS, DIRECTION_NAMES, INTERACT, MOVES, GridParallelEnv
 __all__ = ['cell_components', 'split_segments', 'CommonsEnv']
 
 # %% ../../nbs/games/04_commons_env.ipynb #6f5ddd80
-def cell_components(cells: Sequence[tuple[int, int]], radius: float = 1.0) -> list[list[int]]:
+def cell_components(cells: Sequence[tuple[int, int]], # (x, y) cells
+                    radius: float = 1.0,             # cells this close (L2) are connected
+                   ) -> list[list[int]]:
     "Indices of `cells` grouped into connected components; two cells connect when their L2 distance <= `radius`."
     xy = np.asarray(cells, dtype=float).reshape(-1, 2)
     adj = ((xy[:, None, :] - xy[None, :, :]) ** 2).sum(-1) <= radius ** 2 + 1e-9
@@ -34,7 +36,9 @@ def cell_components(cells: Sequence[tuple[int, int]], radius: float = 1.0) -> li
         out.append(sorted(members))
     return out
 
-def split_segments(cells: Sequence[tuple[int, int]], segment_length: int = 3) -> list[list[tuple[int, int]]]:
+def split_segments(cells: Sequence[tuple[int, int]], # (x, y) cells, e.g. the river's
+                   segment_length: int = 3,         # rows/columns per piece along a stretch
+                  ) -> list[list[tuple[int, int]]]:
     "Split 4-connected stretches of `cells` into pieces spanning ~`segment_length` rows/columns along each stretch's long axis."
     if segment_length < 1: raise ValueError(f"segment_length must be >= 1, got {segment_length}")
     segs = []
@@ -129,7 +133,9 @@ def patch_apples(self: CommonsEnv) -> list[int]:
     return [int(self._apple[idx].sum()) for idx in self._patch_idx]
 
 @patch
-def patch_of(self: CommonsEnv, cell: tuple[int, int]) -> int | None:
+def patch_of(self: CommonsEnv,
+             cell: tuple[int, int], # an (x, y) cell
+            ) -> int | None:
     "Index of the patch that `cell` belongs to (None if it is not an apple cell)."
     k = self._cell_apple[cell[1], cell[0]]
     return None if k < 0 else int(self._patch_of[k])
@@ -235,7 +241,9 @@ def get_state(self: CommonsEnv) -> dict:
     return d
 
 @patch
-def set_state(self: CommonsEnv, d: dict) -> None:
+def set_state(self: CommonsEnv,
+              d: dict, # a `get_state()` snapshot (at least pos, facing, apples and the game's own keys)
+             ) -> None:
     "Restore a `get_state()` snapshot (or a partial one with at least pos, facing, apples)."
     missing = {"pos", "facing", "apples", *self._required_state()} - set(d)
     if missing: raise KeyError(f"state is missing {sorted(missing)}; got keys {sorted(d)}")
@@ -288,7 +296,9 @@ def _agent_stats(self: CommonsEnv, j: int) -> str: return f"ate {self.eaten[j]}"
 def _agent_char(j: int) -> str: return str(j) if j < 10 else chr(ord("a") + j - 10)
 
 @patch
-def text(self: CommonsEnv, i: int | None = None) -> str:
+def text(self: CommonsEnv,
+         i: int | None = None, # the reader's agent index (None: addressed to no one)
+        ) -> str:
     "The state as text for an LLM prompt; with `i`, addressed to agent `i`."
     rows = self._cells(text=True)
     for j, (x, y) in enumerate(self.pos): rows[y][x] = _agent_char(j)
