@@ -152,7 +152,11 @@ def _literal_matrix(execs: Sequence[Execution], preds: Sequence[Predicate]) -> t
             truth[:, j], avail[:, j] = t & a, a
     return np.concatenate([truth, ~truth & avail], 1), avail
 
-def synthesize(log: BurnInLog, m: int = 3, vocabulary: Vocabulary | None = None, pairs: bool = True) -> GuardSet:
+def synthesize(log: BurnInLog,                       # a burn-in's executions
+               m: int = 3,                           # failures a guard must explain to be adopted
+               vocabulary: Vocabulary | None = None, # the predicates (None: from the log's features)
+               pairs: bool = True,                   # also try conjunctions of two literals
+              ) -> GuardSet:
     "Greedily adopt guards (literals, or conjunctions of two) that are false on >= `m` logged failures and true on every logged success."
     if m < 1: raise ValueError(f"m must be >= 1, got {m}")
     execs = log.counted
@@ -205,7 +209,9 @@ def synthesize(log: BurnInLog, m: int = 3, vocabulary: Vocabulary | None = None,
     return GuardSet(log.game, log.layout, guards, m, msg, meta, vocab)
 
 # %% ../../nbs/options/06_guards.ipynb #2c5f87ad
-def audit(guards: GuardSet, log: BurnInLog) -> dict:
+def audit(guards: GuardSet, # the guards
+          log: BurnInLog,   # executions to classify
+         ) -> dict:
     "How the guards classify a log's executions: successes they hide, failures they explain."
     succ, fail = log.successes, log.failures
     hidden = [e for e in succ if guards.hides(e)]
@@ -214,8 +220,13 @@ def audit(guards: GuardSet, log: BurnInLog) -> dict:
             "failures": len(fail), "explained": explained, "explained_frac": explained / len(fail) if fail else 0.0,
             "hidden_by_type": dict(Counter(e.type for e in hidden))}
 
-def evaluate(guards: GuardSet, episodes: int = 16, seeds: Sequence[int] = (1000,), horizon: int | None = None,
-             n_envs: int = 8, progress: bool = False) -> dict:
+def evaluate(guards: GuardSet,               # the guards (their game, layout and library)
+             episodes: int = 16,             # fresh episodes per seed
+             seeds: Sequence[int] = (1000,), # fresh base seeds (not the burn-in's)
+             horizon: int | None = None,     # steps per episode (None: the env's default)
+             n_envs: int = 8,                # episodes played together
+             progress: bool = False,         # show progress bars
+            ) -> dict:
     "Random-policy failure rate without and with the guards on fresh `seeds`, and the fresh successes the guards would hide."
     kw = dict(episodes=episodes, seeds=seeds, horizon=horizon, n_envs=n_envs, progress=progress)
     before = burn_in(guards.game, guards.layout, library=guards.library, desc="fresh, unguarded", **kw)
@@ -228,13 +239,21 @@ def evaluate(guards: GuardSet, episodes: int = 16, seeds: Sequence[int] = (1000,
             "decisions_after": after.stats.get("decisions", 0), "fresh_seeds": list(seeds), "fresh_episodes": episodes}
 
 # %% ../../nbs/options/06_guards.ipynb #a660ba3a
-def all_layouts(games: Sequence[str] | None = None) -> list[tuple[str, str]]:
+def all_layouts(games: Sequence[str] | None = None, # game names (None: every registered game)
+               ) -> list[tuple[str, str]]:
     "Every shipped `(game, layout)` of the registered games (or of `games`)."
     return [(g, L) for g in (games or GAMES) for L in game_spec(g).layouts()]
 
-def guards_report(games_layouts: Sequence[tuple[str, str]] | None = None, episodes: int = 40, seeds: Sequence[int] = (0,),
-                  fresh_seeds: Sequence[int] = (1000,), fresh_episodes: int | None = None, m: int = 3,
-                  horizon: int | None = None, n_envs: int = 8, progress: bool = False) -> list[dict]:
+def guards_report(games_layouts: Sequence[tuple[str, str]] | None = None, # (game, layout) pairs (None: all shipped)
+                  episodes: int = 40,                   # burn-in episodes per seed
+                  seeds: Sequence[int] = (0,),          # burn-in base seeds
+                  fresh_seeds: Sequence[int] = (1000,), # evaluation base seeds (disjoint from `seeds`)
+                  fresh_episodes: int | None = None,    # evaluation episodes per seed (None: `episodes`)
+                  m: int = 3,                           # `synthesize`'s m
+                  horizon: int | None = None,           # steps per episode (None: the env's default)
+                  n_envs: int = 8,                      # episodes played together
+                  progress: bool = False,               # show progress bars
+                 ) -> list[dict]:
     "Burn in, synthesise and audit guards for each `(game, layout)` (default: all shipped); one row of results each."
     if set(seeds) & set(fresh_seeds): raise ValueError(f"fresh_seeds {list(fresh_seeds)} must not overlap seeds {list(seeds)}")
     rows = []
@@ -257,7 +276,9 @@ REPORT_COLUMNS = [("game", "game", "{}"), ("layout", "layout", "{}"), ("episodes
                   ("rate_after", "after", "{:.1%}"), ("fresh_hidden", "hidden (fresh)", "{}"),
                   ("fresh_successes", "fresh successes", "{}"), ("fresh_hidden_frac", "hidden frac (fresh)", "{:.2%}")]
 
-def report_table(rows: Sequence[dict], markdown: bool = False) -> str:
+def report_table(rows: Sequence[dict],   # `guards_report` rows
+                 markdown: bool = False, # a markdown table instead of aligned text
+                ) -> str:
     "The report rows as a text (or markdown) table."
     head = [h for _, h, _ in REPORT_COLUMNS]
     body = [[f.format(r[k]) for k, _, f in REPORT_COLUMNS] for r in rows]
@@ -266,7 +287,8 @@ def report_table(rows: Sequence[dict], markdown: bool = False) -> str:
     w = [max(len(h), *(len(b[j]) for b in body)) if body else len(h) for j, h in enumerate(head)]
     return "\n".join("  ".join(c.rjust(w[j]) if j > 1 else c.ljust(w[j]) for j, c in enumerate(line)) for line in [head, *body])
 
-def report_figure(rows: Sequence[dict]):
+def report_figure(rows: Sequence[dict], # `guards_report` rows
+                 ):
     "Plotly figure: random-policy failure rate before and after guards per layout, and the share of fresh successes hidden."
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
@@ -282,7 +304,8 @@ def report_figure(rows: Sequence[dict]):
     fig.update_layout(barmode="group", width=950, height=420, title="synthesised feasibility guards, per layout")
     return fig
 
-def guards_figure(gs: GuardSet):
+def guards_figure(gs: GuardSet, # synthesised guards
+                 ):
     "Plotly figure: the burn-in failures each guard of `gs` explains, by failure reason."
     import plotly.graph_objects as go
     names = [str(g) for g in gs][::-1]
@@ -303,7 +326,8 @@ def _check_writable(path) -> None:
     except OSError as e:
         raise OSError(e.errno, f"cannot write {str(p)!r}: {e.strerror}") from None
 
-def guards_cli(argv: list[str] | None = None) -> int:
+def guards_cli(argv: list[str] | None = None, # the command's arguments (None: `sys.argv[1:]`)
+              ) -> int:
     "`marl-llm guards`: synthesise feasibility guards from random burn-in rollouts, audit them, write them as JSON."
     p = argparse.ArgumentParser(prog="marl-llm guards", description="Synthesise feasibility guards for the option layer from "
                                 "random burn-in rollouts; audit them on fresh seeds; write them as JSON.")
