@@ -23,14 +23,25 @@ __all__ = ['JUDGE_RULES', 'chain_turn', 'scripted_episode', 'process_facts', 'Ru
            'comparison_key', 'hybrid_advantage', 'outcome_of', 'hybrid_credit']
 
 # %% ../../nbs/methods/03_hybrid_advantage.ipynb #e6d4920f
-def chain_turn(agent: str, seat: int, t: int, fields: dict, move: str, status: str = "ok", level: int = 2,
+def chain_turn(agent: str,         # the agent's name
+               seat: int,          # its seat
+               t: int,             # the game step of the move
+               fields: dict,       # the chain's fields (e.g. future, past, strategy)
+               move: str,          # the move played
+               status: str = "ok", # 'ok', or 'invalid' for a move the game refused
+               level: int = 2,     # the reasoning level the chain was written at (`level_fields`)
                **kw) -> Turn:
     "A `Turn` carrying a chain (no tokens: a scripted or hand-made turn)."
     return Turn(agent, t=t, choice=0, info={"seat": seat, "chain": {"fields": dict(fields), "move": move},
                                              "move": move, "status": status, "level": level, **kw})
 
-def scripted_episode(game: str, kinds: Sequence[str] = ("heuristic", "random"), seed: int = 0, group: int | None = None,
-                     level: int = 2, play_seed: int | None = None, **game_kwargs) -> Episode:
+def scripted_episode(game: str,                    # a strategic game's name
+                     kinds: Sequence[str] = ("heuristic", "random"), # the fixed opponent playing each seat
+                     seed: int = 0,                # the deal's seed
+                     group: int | None = None,     # the episode's group (None: `seed`)
+                     level: int = 2,               # keep the chain fields of this reasoning level
+                     play_seed: int | None = None, # seeds the sampled moves (None: `seed`)
+                     **game_kwargs) -> Episode:
     "One scripted game (deal `seed`, moves sampled with `play_seed`) with scripted chains as Turns; seat `i` plays `kinds[i]`."
     env, rng = make_strategic_game(game, **game_kwargs), np.random.default_rng(seed if play_seed is None else play_seed)
     env.reset(seed=seed)
@@ -48,7 +59,9 @@ def scripted_episode(game: str, kinds: Sequence[str] = ("heuristic", "random"), 
 def _played(turns: Sequence[Turn]) -> list[Turn]:
     return [t for t in turns if t.info.get("status", "ok") != "invalid"]
 
-def process_facts(ep: Episode, game: str) -> list[tuple[Turn, dict]]:
+def process_facts(ep: Episode, # a two-seat episode whose turns carry chains
+                  game: str,   # its game's name (`reasoning_spec`)
+                 ) -> list[tuple[Turn, dict]]:
     "Per turn with a chain: the opponent's next move kind (`none` if none), stated intent, and next belief."
     spec = reasoning_spec(game)
     out = []
@@ -94,7 +107,9 @@ class RuleScorer:
         return {f"process/{k}": float(np.mean(v)) for k, v in tot.items()}
 
 # %% ../../nbs/methods/03_hybrid_advantage.ipynb #a577921a
-def describe_chain(fields: dict, facts: dict) -> str:
+def describe_chain(fields: dict, # a chain's fields
+                   facts: dict,  # what happened (`process_facts`)
+                  ) -> str:
     "A chain next to what happened: `future call (was fold), past king (was king), ...`."
     return ", ".join(f"{f} {fields.get(f) or 'missing'} (was {facts[f]})" for f in ("future", "past", "present")
                      if f in fields and facts.get(f) is not None) or "nothing to compare"
@@ -141,15 +156,23 @@ class JudgeScorer:
         return {"judge/pairs": len(pairs), "process/process": float(np.mean(vals)) if vals else math.nan}
 
 # %% ../../nbs/methods/03_hybrid_advantage.ipynb #3fd0fc8a
-def comparison_key(ep: Episode, t: Turn, process_level: str = "turn") -> tuple:
+def comparison_key(ep: Episode,               # the turn's episode
+                   t: Turn,                   # the turn
+                   process_level: str = "turn", # 'turn' or 'episode'
+                  ) -> tuple:
     "Group of a turn: (episode group, seat) for outcomes; plus the seat's decision index at turn level."
     base = (ep.meta.get("group", 0), t.info.get("seat", t.agent))
     if process_level == "episode": return base
     if process_level == "turn": return base + (t.info.get("k", 0),)
     raise ValueError(f"process_level {process_level!r}; valid: 'turn', 'episode'")
 
-def hybrid_advantage(outcome: Sequence[float], process: Sequence[float], outcome_keys: Sequence, process_keys: Sequence,
-                     lam: float = 0.5, clip: float | None = 5.0) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+def hybrid_advantage(outcome: Sequence[float],  # one outcome per turn
+                     process: Sequence[float],  # one process score per turn (NaN: none)
+                     outcome_keys: Sequence,    # each turn's outcome group
+                     process_keys: Sequence,    # each turn's process group
+                     lam: float = 0.5,          # weight of the process advantage (>= 0)
+                     clip: float | None = 5.0,  # clip of each normalised term (None: no clip)
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
     "A = norm_group(outcome) + lam * norm_group(process); NaN terms count 0, both NaN -> NaN. Returns (A, A_out, A_proc, stats)."
     if lam < 0: raise ValueError(f"lam must be >= 0, got {lam}")
     a_out, st_o = group_normalise(outcome, outcome_keys, clip=clip)
@@ -166,13 +189,18 @@ def hybrid_advantage(outcome: Sequence[float], process: Sequence[float], outcome
         adv[np.isnan(a_out) & np.isnan(a_proc)] = np.nan
     return adv, a_out, a_proc, {**st_o.as_dict("outcome_adv/"), **st_p.as_dict("process_adv/")}
 
-def outcome_of(ep: Episode, seat: int) -> float:
+def outcome_of(ep: Episode, # the episode
+               seat: int,   # the seat
+              ) -> float:
     "A seat's outcome: `meta['returns'][seat]` (the game's return), else the sum of its turns' rewards."
     if "returns" in ep.meta: return float(ep.meta["returns"][seat])
     return ep.returns[ep.agents[seat]]
 
-def hybrid_credit(episodes: Sequence[Episode], lam: float = 0.5, process_level: str = "turn",
-                  clip: float | None = 5.0) -> dict:
+def hybrid_credit(episodes: Sequence[Episode],  # episodes whose turns carry `info['process']`
+                  lam: float = 0.5,              # weight of the process advantage
+                  process_level: str = "turn",   # compare process scores per turn or per episode
+                  clip: float | None = 5.0,      # clip of each normalised term
+                 ) -> dict:
     "Set `info['adv']` (and `adv_outcome`, `adv_process`) on every trainable turn (one with completion tokens)."
     turns, outs, procs, okeys, pkeys = [], [], [], [], []
     for ep in episodes:
