@@ -84,7 +84,10 @@ class StratReasonerConfig(RunConfig):
         return list(self.eval_opponents) if self.eval_opponents is not None else list(OPPONENTS[self.game])
 
 # %% ../../nbs/methods/04_strat_reasoner.ipynb #f4f20f73
-def warm_start(cfg: StratReasonerConfig, out: str | Path, quiet: bool = True) -> Path:
+def warm_start(cfg: StratReasonerConfig, # the run's config (game, level, sft_* fields)
+               out: str | Path,          # the run directory (the base goes to `out/sft`)
+               quiet: bool = True,       # no TRL progress bars
+              ) -> Path:
     "The warm-started base of `cfg` in `out/sft`: scripted demonstrations through the shared `sft_warm_start` (TRL)."
     demos = demonstrations(cfg.game, cfg.sft_games, cfg.sft_teachers, level=cfg.level, seed=cfg.seed,
                            max_retries=cfg.max_retries, **cfg.game_kwargs)
@@ -95,13 +98,21 @@ def warm_start(cfg: StratReasonerConfig, out: str | Path, quiet: bool = True) ->
 # %% ../../nbs/methods/04_strat_reasoner.ipynb #9ed33f4d
 LLM = "llm"
 
-def adapter_name(cfg: StratReasonerConfig, seat: int) -> str:
+def adapter_name(cfg: StratReasonerConfig, # its `adapters`: 'shared' or per role
+                 seat: int,                # the seat
+                ) -> str:
     "The adapter that plays `seat`: `policy` (shared) or `agent_{seat}` (per role)."
     return "policy" if cfg.adapters == "shared" else f"agent_{seat}"
 
-def rollout(adapters, cfg: StratReasonerConfig, seeds: Sequence[int], controllers: Sequence[Sequence[str]],
-            generator: torch.Generator, rng: np.random.Generator, greedy: bool = False,
-            groups: Sequence[int] | None = None) -> list[Episode]:
+def rollout(adapters,                             # `AgentAdapters` of the LLM seats
+            cfg: StratReasonerConfig,             # game, level, sampling settings
+            seeds: Sequence[int],                 # one deal seed per game
+            controllers: Sequence[Sequence[str]], # per game, each seat's controller: 'llm' or an opponent kind
+            generator: torch.Generator,           # seeds the LLM's sampling
+            rng: np.random.Generator,             # draws the fixed opponents' moves
+            greedy: bool = False,                 # the LLM decodes greedily
+            groups: Sequence[int] | None = None,  # each game's group (None: its seed)
+           ) -> list[Episode]:
     "One game per seed (seat controllers `'llm'` or a fixed opponent kind); returns Episodes of chain Turns."
     g = cfg.game
     envs = [make_strategic_game(g, max_retries=cfg.max_retries, **cfg.game_kwargs) for _ in seeds]
@@ -149,7 +160,8 @@ def rollout(adapters, cfg: StratReasonerConfig, seeds: Sequence[int], controller
             if ep.turns[a]: ep.turns[a][-1].reward = float(env.returns[i])
     return eps
 
-def rollout_stats(eps: Sequence[Episode]) -> dict:
+def rollout_stats(eps: Sequence[Episode], # `rollout` episodes
+                 ) -> dict:
     "Format and move statistics of the LLM turns, and the mean score of LLM seats against fixed opponents."
     llm = [t for ep in eps for ts in ep.turns.values() for t in ts if t.completion_ids is not None]
     n = max(len(llm), 1)
@@ -162,7 +174,12 @@ def rollout_stats(eps: Sequence[Episode]) -> dict:
             **({"score_vs_fixed": float(np.mean(vs))} if vs else {})}
 
 # %% ../../nbs/methods/04_strat_reasoner.ipynb #e2832548
-def sample_chains(adapters, cfg: StratReasonerConfig, n_games: int = 3, kind: str = "equilibrium", seed: int = 0) -> list[dict]:
+def sample_chains(adapters,                  # `AgentAdapters` of the LLM
+                  cfg: StratReasonerConfig,  # the run's config
+                  n_games: int = 3,          # games to play
+                  kind: str = "equilibrium", # the fixed opponent
+                  seed: int = 0,             # offsets the deal seeds; seeds sampling and the opponent
+                 ) -> list[dict]:
     "Every turn of `n_games` games of the LLM against `kind` (alternating seats): who, what it saw and wrote, the move."
     ctl = [[LLM, kind] if q % 2 == 0 else [kind, LLM] for q in range(n_games)]
     eps = rollout(adapters, cfg, [cfg.eval_seed + 7919 * (q + 1) + seed for q in range(n_games)], ctl,
@@ -178,7 +195,8 @@ def sample_chains(adapters, cfg: StratReasonerConfig, n_games: int = 3, kind: st
         out.append({"game": q, "returns": ep.meta["returns"]})
     return out
 
-def print_chains(rows: Sequence[dict]) -> None:
+def print_chains(rows: Sequence[dict], # `sample_chains` rows
+                ) -> None:
     "Print `sample_chains` rows compactly."
     for r in rows:
         if "returns" in r: print(f"   returns {r['returns']}"); continue
@@ -190,8 +208,12 @@ def print_chains(rows: Sequence[dict]) -> None:
             print(f"{r['agent']} ({r['who']}) t={r['t']}: (scripted) {said} -> {r['move']}")
 
 # %% ../../nbs/methods/04_strat_reasoner.ipynb #5c473ea9
-def evaluate(adapters, cfg: StratReasonerConfig, n_games: int | None = None, kinds: Sequence[str] | None = None,
-             greedy: bool = False) -> dict:
+def evaluate(adapters,                          # `AgentAdapters` of the LLM
+             cfg: StratReasonerConfig,          # the run's config (eval_seed, eval_games, opponents)
+             n_games: int | None = None,        # games per opponent (None: `cfg.eval_games`)
+             kinds: Sequence[str] | None = None, # the opponents (None: `cfg.eval_kinds()`)
+             greedy: bool = False,              # the LLM decodes greedily
+            ) -> dict:
     "Per fixed opponent: mean and std of the LLM's score, its mean return, and format/fallback/invalid rates."
     n = n_games or cfg.eval_games
     out = {}
