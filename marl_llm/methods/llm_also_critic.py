@@ -113,7 +113,9 @@ def parse_shaping(obj,                            # a dict, a JSON text, or a `S
         raise ShapingError(f"decay is {decay!r}, not a number in (0, 1]")
     return Shaping(game, weights, per, float(decay), str(obj.get("name") or name))
 
-def preset_shaping(name: str | None, game: str) -> Shaping:
+def preset_shaping(name: str | None, # a key of `SHAPING` (None: no shaping)
+                   game: str,        # the game the shaping is checked against
+                  ) -> Shaping:
     "A named preset of `option_rollout.SHAPING` as a validated `Shaping` (None: no shaping)."
     if name is None: return Shaping(game, name="none")
     if name not in SHAPING: raise ShapingError(f"unknown shaping preset {name!r}; valid: {sorted(SHAPING)}")
@@ -145,7 +147,8 @@ def evidence(rows: Sequence[dict],           # the run's metrics rows so far
             "option_failures": {k: r3(v / max(len(turns), 1)) for k, v in fails.most_common()},
             "shaping": shaping.weights if shaping else {}}
 
-def evidence_text(ev: dict) -> str:
+def evidence_text(ev: dict, # the behaviour evidence the critic reads
+                 ) -> str:
     "The evidence as one line of JSON (what the LLM critic reads)."
     return json.dumps(ev, separators=(",", ":"))
 

@@ -74,7 +74,10 @@ def sft_base(cfg: TeamTRConfig,          # the run's config (backbone and sft_* 
     return warm_base(cfg, lambda pool: sft_pairs(pool, cfg.n_components), cache_dir,
                      {"n_components": cfg.n_components, "format": 2}, quiet=quiet, create=create)
 
-def sft_backbone(cfg: TeamTRConfig, cache_dir: str | Path, quiet: bool = True) -> Backbone:
+def sft_backbone(cfg: TeamTRConfig,     # the run's config (backbone, device and sft_* fields)
+                 cache_dir: str | Path, # where warm-started bases are cached
+                 quiet: bool = True,    # no warm-start progress output
+                ) -> Backbone:
     "The (warm-started) backbone of `cfg`, loaded (built-in backbones initialised with `sft_seed`)."
     return load_backbone(sft_base(cfg, cache_dir, quiet), device=cfg.device, seed=cfg.sft_seed)
 
@@ -147,7 +150,9 @@ class TeamTR(Method):
 
 # %% ../../nbs/methods/05_teamtr.ipynb #b3295790
 @patch
-def train_step(self: TeamTR, step: int) -> dict:
+def train_step(self: TeamTR,
+               step: int, # the update's index
+              ) -> dict:
     "One stage of the configured schedule (`self.only`: update just these component indices, TeamTR-style)."
     cfg, team = self.cfg, self.team
     B, n, only = cfg.tasks_per_batch, team.n, self.only

@@ -64,16 +64,25 @@ class TRACERConfig(TextTaskConfig, ShapleyFields):
         self.check_shapley(self.agents, used=self.credit == "shapley")     # stand-in and coalition budget
 
 # %% ../../nbs/methods/06_tracer.ipynb #1c64ab19
-def verdict(text: str) -> str | None:
+def verdict(text: str, # a reviewer's message
+           ) -> str | None:
     "A review's verdict: its first word, `right` or `wrong` (any case); None if it starts with neither."
     m = re.match(r"\W*(right|wrong)\b", text or "", re.I)
     return m.group(1).lower() if m else None
 
-def score_state(pending: str | None, score: int, last: bool, k: int) -> tuple:
+def score_state(pending: str | None, # the answer under review (None: none yet; '': an invalid proposal)
+                score: int,          # the reviewers' net vote on it
+                last: bool,          # this is the last proposal round
+                k: int,              # the vote is clipped to -k..k
+               ) -> tuple:
     "Controller state: ('none' | 'invalid' | vote clipped to -k..k, is this the last proposal round)."
     return ("none" if pending is None else "invalid" if pending == "" else int(np.clip(score, -k, k)), bool(last))
 
-def role_reward(role: str, text: str, task: Task, pending: str | None = None) -> float:
+def role_reward(role: str,                  # 'propose' or 'review'
+                text: str,                  # the agent's message
+                task: Task,                 # the problem (its verifier)
+                pending: str | None = None, # the answer a reviewer judged
+               ) -> float:
     "Proposer: +1 if its answer is right else -1. Reviewer: +1 if its verdict matches the truth, -1 if not, 0 if none."
     if role == "propose": return 1.0 if task.verify(text) else -1.0
     v = verdict(text)
@@ -102,7 +111,11 @@ def _near_miss(task: Task, rng) -> str | None:
     if task.grader == "choice": return str(rng.choice([c for c in "ABCD" if c != task.answer]))
     return None
 
-def warm_pairs(tasks: Sequence[Task], agents: int = 2, rounds: int = 5, seed: int = 0) -> list[tuple[str, str]]:
+def warm_pairs(tasks: Sequence[Task], # training tasks
+               agents: int = 2,       # agents taking turns
+               rounds: int = 5,       # rounds of each transcript
+               seed: int = 0,         # seeds the near-miss answers shown half the time
+              ) -> list[tuple[str, str]]:
     "(prompt, completion) pairs along gold transcripts: every proposal the right answer, every review the true verdict."
     rng, out = np.random.default_rng(seed), []
     for t in tasks:
@@ -122,7 +135,11 @@ def warm_pairs(tasks: Sequence[Task], agents: int = 2, rounds: int = 5, seed: in
     return out
 
 
-def warm_start(cfg: TRACERConfig, cache_dir, quiet: bool = True, create: bool = True) -> str:
+def warm_start(cfg: TRACERConfig,   # the run's config (agents, rounds, sft_* fields)
+               cache_dir,           # where warm-started bases are cached
+               quiet: bool = True,  # no warm-start progress output
+               create: bool = True, # warm-start if not cached (False: only the path; another rank creates it)
+              ) -> str:
     "The base of `cfg`: the shared warm start (`learn.sft.warm_base`) on `warm_pairs`, cached in `cache_dir`."
     return warm_base(cfg, lambda pool: warm_pairs(pool, cfg.agents, cfg.rounds, cfg.sft_seed), cache_dir,
                      {"method": "tracer", "agents": cfg.agents, "rounds": cfg.rounds, "format": 1}, quiet=quiet, create=create)
