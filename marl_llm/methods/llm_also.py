@@ -158,7 +158,9 @@ def snapshot(self: LLMALSO) -> dict:
             "gen": self.policy.generator.get_state(), "t": self.t, "shaping": self.shaping, "adopted_at": self.adopted_at}
 
 @patch
-def restore(self: LLMALSO, snap: dict) -> None:
+def restore(self: LLMALSO,
+            snap: dict, # what `snapshot` returned
+           ) -> None:
     "Return to a `snapshot` (the compute counter keeps counting)."
     for a, sd in snap["adapters"].items(): self.adapters.load_state_dict(a, sd)
     for a, sd in snap["optim"].items(): self.optimizers[a].load_state_dict(copy.deepcopy(sd))
@@ -166,7 +168,9 @@ def restore(self: LLMALSO, snap: dict) -> None:
     self.t, self.shaping, self.adopted_at = snap["t"], snap["shaping"], snap["adopted_at"]
 
 @patch
-def sparse_eval(self: LLMALSO, step: int) -> list[Episode]:
+def sparse_eval(self: LLMALSO,
+                step: int, # the validation's update index (picks the seeds)
+               ) -> list[Episode]:
     "Episodes on the validation's held-out seeds, sampler reseeded (the same for every branch); `task_reward` is sparse."
     c, g = self.cfg, self.policy.generator
     saved = g.get_state(); g.manual_seed(c.eval_seed + 7_000_003 + step)
@@ -178,7 +182,10 @@ def sparse_eval(self: LLMALSO, step: int) -> list[Episode]:
 def _sparse(eps) -> list[float]: return [float(ep.meta["task_reward"]) for ep in eps]
 
 @patch
-def proposals(self: LLMALSO, step: int, episodes: Sequence[Episode]) -> tuple[dict, Diagnosis, list[Shaping], list[dict]]:
+def proposals(self: LLMALSO,
+              step: int,                    # the validation's update index (seeds the critic and generator)
+              episodes: Sequence[Episode],  # the behaviour the evidence describes
+             ) -> tuple[dict, Diagnosis, list[Shaping], list[dict]]:
     "Evidence (metrics + `episodes`) -> diagnosis -> candidates; each checked by `parse_shaping` (rejections logged)."
     c = self.cfg
     ev = evidence(self.ctx.run.metrics(), episodes, c.game, c.horizon, self.shaping)
@@ -195,7 +202,9 @@ def proposals(self: LLMALSO, step: int, episodes: Sequence[Episode]) -> tuple[di
     return ev, diag, valid, rejected
 
 @patch
-def one_shot(self: LLMALSO, step: int) -> dict:
+def one_shot(self: LLMALSO,
+             step: int, # the update's index
+            ) -> dict:
     "The unvalidated arm: adopt the generator's first valid proposal, then a main-line update."
     ev, diag, valid, rejected = self.proposals(step, self.sparse_eval(step))
     if valid:
@@ -206,7 +215,9 @@ def one_shot(self: LLMALSO, step: int) -> dict:
     return {**self.advance(), "also/candidates": len(valid), "also/rejected": len(rejected), "also/promoted": int(bool(valid))}
 
 @patch
-def validate(self: LLMALSO, step: int) -> dict:
+def validate(self: LLMALSO,
+             step: int, # the update's index
+            ) -> dict:
     "Branch validation: control + candidates from one snapshot, same seeds, sparse evaluation, paired decision."
     c = self.cfg
     snap, t0 = self.snapshot(), self.t
@@ -234,7 +245,11 @@ def validate(self: LLMALSO, step: int) -> dict:
             "also/promoted": int(dec["promoted"] is not None), "also/branch_updates": len(arms) * c.branch_updates}
 
 # %% ../../nbs/methods/08_llm_also.ipynb #c7ad741e
-def also_figure(rows: Sequence[dict], validations: Sequence[dict], adoptions: Sequence[dict], title: str = "LLM-ALSO") -> go.Figure:
+def also_figure(rows: Sequence[dict],        # the run's metrics rows
+                validations: Sequence[dict], # `LLMALSO.validations`
+                adoptions: Sequence[dict],   # `LLMALSO.adoptions`
+                title: str = "LLM-ALSO",     # the figure's title
+               ) -> go.Figure:
     "Main-line sparse return with each validation's branches fanned out, and the adopted shaping over time."
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[.68, .32], vertical_spacing=.08,
                         subplot_titles=("held-out sparse return: main line and validation branches", "adopted shaping (bonus per event)"))
@@ -268,7 +283,9 @@ def also_figure(rows: Sequence[dict], validations: Sequence[dict], adoptions: Se
     return fig
 
 @patch
-def finish(self: LLMALSO, pipe):
+def finish(self: LLMALSO,
+           pipe, # the pipeline that ran (its `out` folder and `run` metrics)
+          ):
     "`also.html`: the main line, the branches, the adopted shaping."
     write_figure_html(pipe.out / "also.html", also_figure(pipe.run.metrics(), self.validations, self.adoptions,
                                                           f"LLM-ALSO: {pipe.out.name}"))
