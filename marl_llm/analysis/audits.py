@@ -40,7 +40,8 @@ def _game(game: str) -> str:
     if game not in PROGRESS: raise ValueError(f"unknown game {game!r} for audits; valid: {sorted(PROGRESS)}")
     return game
 
-def event_weight(e: Mapping) -> float:
+def event_weight(e: Mapping, # one event (`kind` and its data)
+                ) -> float:
     "How much one event counts: 1, or the field named in `EVENT_WEIGHT` (e.g. `cells` of `waste_cleaned`)."
     f = EVENT_WEIGHT.get(e["kind"])
     return float(e.get(f, 1)) if f else 1.0
@@ -48,7 +49,8 @@ def event_weight(e: Mapping) -> float:
 # %% ../../nbs/analysis/02_audits.ipynb #6b118f75
 def _xy(p) -> tuple | None: return None if p is None else tuple(p)
 
-def handoffs(events: Iterable[Mapping]) -> list[dict]:
+def handoffs(events: Iterable[Mapping], # an episode's event log (`Episode.events`), in time order
+            ) -> list[dict]:
     "Items placed on a counter by one agent and then picked from the same counter by another."
     on, out = {}, []
     for e in events:
@@ -60,7 +62,8 @@ def handoffs(events: Iterable[Mapping]) -> list[dict]:
                             "item": put.get("item"), "pos": list(_xy(e.get("pos")))})
     return out
 
-def shared_soups(events: Iterable[Mapping]) -> list[dict]:
+def shared_soups(events: Iterable[Mapping], # an episode's event log (`Episode.events`), in time order
+               ) -> list[dict]:
     "Cooks started on a pot that more than one agent filled."
     filled, out = {}, []
     for e in events:
@@ -71,7 +74,9 @@ def shared_soups(events: Iterable[Mapping]) -> list[dict]:
             if len(who) > 1: out.append({"kind": "shared_soup", "t": int(e["t"]), "agents": sorted(who), "pos": list(_xy(e["pot"]))})
     return out
 
-def clean_while_harvest(events: Iterable[Mapping], window: int = 10) -> list[dict]:
+def clean_while_harvest(events: Iterable[Mapping], # an episode's event log (`Episode.events`), in time order
+                        window: int = 10,          # steps apart at most
+                       ) -> list[dict]:
     "Each `waste_cleaned` by one agent within `window` steps of an `apple_eaten` by another."
     events = list(events)
     eaten = [(int(e["t"]), e.get("agent")) for e in events if e["kind"] == "apple_eaten"]
@@ -87,13 +92,18 @@ JOINT_KINDS: dict[str, tuple[str, ...]] = {"overcooked": ("handoff", "shared_sou
                                            "harvest": ()}
 "Joint-event kinds each game can show."
 
-def joint_events(events: Iterable[Mapping], window: int = 10) -> list[dict]:
+def joint_events(events: Iterable[Mapping], # an episode's event log (`Episode.events`), in time order
+                 window: int = 10,          # `clean_while_harvest`'s window
+                ) -> list[dict]:
     "Every joint event of an event log (hand-offs, shared soups, clean-while-harvest), in time order."
     events = list(events)
     return sorted(handoffs(events) + shared_soups(events) + clean_while_harvest(events, window), key=lambda j: j["t"])
 
 # %% ../../nbs/analysis/02_audits.ipynb #03de2625
-def progress_counts(events: Iterable[Mapping], agents: Sequence[str], game: str) -> dict[str, dict[str, float]]:
+def progress_counts(events: Iterable[Mapping], # an episode's event log (`Episode.events`), in time order
+                    agents: Sequence[str],     # the episode's agents
+                    game: str,                 # a key of `PROGRESS`
+                   ) -> dict[str, dict[str, float]]:
     "Per agent, the weighted count of each progress and harm kind of `game` (hand-offs credited to the giver)."
     events = list(events)
     kinds = PROGRESS[_game(game)] + HARM.get(game, ())
@@ -106,14 +116,17 @@ def progress_counts(events: Iterable[Mapping], agents: Sequence[str], game: str)
             if j["agents"][0] in out: out[j["agents"][0]]["handoff"] += 1.0
     return out
 
-def contribution_shares(counts: Mapping[str, Mapping[str, float]], game: str) -> dict[str, float | None]:
+def contribution_shares(counts: Mapping[str, Mapping[str, float]], # `progress_counts`
+                        game: str,                                 # a key of `PROGRESS`
+                       ) -> dict[str, float | None]:
     "Each agent's share of the team's progress, averaged over the progress kinds that occurred (None if none did)."
     kinds = [k for k in PROGRESS[_game(game)] if sum(c.get(k, 0.0) for c in counts.values()) > 0]
     if not kinds: return {a: None for a in counts}
     return {a: float(np.mean([c.get(k, 0.0) / sum(cc.get(k, 0.0) for cc in counts.values()) for k in kinds]))
             for a, c in counts.items()}
 
-def solo_carry(shares: Mapping[str, float | None]) -> float | None:
+def solo_carry(shares: Mapping[str, float | None], # `contribution_shares`
+              ) -> float | None:
     "`1 - min share / max share`: 0 for an even split, 1 when some agent contributed nothing (None if undefined)."
     v = [s for s in shares.values() if s is not None]
     if len(v) < 2 or max(v) <= 0: return None
@@ -123,7 +136,9 @@ def solo_carry(shares: Mapping[str, float | None]) -> float | None:
 FAILED: tuple[str, ...] = tuple(r for r in REASONS if r not in ("ok", "episode_end"))
 "Outcome reasons of an option that made no progress (its time counts as idle)."
 
-def option_spans(ep: Episode, horizon: int | None = None) -> dict[str, list[dict]]:
+def option_spans(ep: Episode,                # an option-level episode
+                 horizon: int | None = None, # the episode's length, where the last option ends (None: `meta['horizon']`)
+                ) -> dict[str, list[dict]]:
     "Per agent, each option it ran: label, type, start `t`, steps until its next decision (or `horizon`), end reason."
     horizon = horizon if horizon is not None else ep.meta.get("horizon")
     out = {}
@@ -137,11 +152,14 @@ def option_spans(ep: Episode, horizon: int | None = None) -> dict[str, list[dict
         out[a] = spans
     return out
 
-def is_idle(span: Mapping) -> bool:
+def is_idle(span: Mapping, # a span from `option_spans`
+           ) -> bool:
     "A `wait`, or an option that ended in failure."
     return span["type"] == "wait" or span.get("reason") in FAILED
 
-def idle_fraction(ep: Episode, horizon: int | None = None) -> dict[str, float | None]:
+def idle_fraction(ep: Episode,                # an option-level episode
+                  horizon: int | None = None, # the episode's length, where the last option ends (None: `meta['horizon']`)
+                 ) -> dict[str, float | None]:
     "Per agent, the fraction of its time spent in `wait` or in failed options."
     out = {}
     for a, spans in option_spans(ep, horizon).items():
@@ -149,7 +167,9 @@ def idle_fraction(ep: Episode, horizon: int | None = None) -> dict[str, float | 
         out[a] = sum(s["steps"] for s in spans if is_idle(s)) / tot if tot else None
     return out
 
-def option_distribution(ep: Episode, horizon: int | None = None) -> dict[str, dict[str, float]]:
+def option_distribution(ep: Episode,                # an option-level episode
+                        horizon: int | None = None, # the episode's length, where the last option ends (None: `meta['horizon']`)
+                       ) -> dict[str, dict[str, float]]:
     "Per agent, the fraction of its time spent in each option type."
     out = {}
     for a, spans in option_spans(ep, horizon).items():
@@ -159,7 +179,9 @@ def option_distribution(ep: Episode, horizon: int | None = None) -> dict[str, di
         out[a] = {k: v / tot for k, v in sorted(c.items())} if tot else {}
     return out
 
-def js_divergence(p: Mapping[str, float], q: Mapping[str, float]) -> float:
+def js_divergence(p: Mapping[str, float], # weights by key (normalised here)
+                  q: Mapping[str, float], # the other distribution
+                 ) -> float:
     "Jensen-Shannon divergence (base 2, in [0, 1]) between two distributions given as dicts."
     keys = sorted(set(p) | set(q))
     P, Q = np.array([p.get(k, 0.0) for k in keys], float), np.array([q.get(k, 0.0) for k in keys], float)
@@ -169,7 +191,8 @@ def js_divergence(p: Mapping[str, float], q: Mapping[str, float]) -> float:
     kl = lambda X: float(np.sum(X[X > 0] * np.log2(X[X > 0] / M[X > 0])))
     return max(0.0, min(1.0, (kl(P) + kl(Q)) / 2))
 
-def specialisation(dists: Mapping[str, Mapping[str, float]]) -> float | None:
+def specialisation(dists: Mapping[str, Mapping[str, float]], # `option_distribution`
+                  ) -> float | None:
     "Role specialisation: mean pairwise JS divergence between the agents' option-type distributions (None if < 2 agents acted)."
     d = [v for v in dists.values() if v and sum(v.values()) > 0]
     if len(d) < 2: return None
@@ -180,8 +203,11 @@ def _mean(v):
     v = [x for x in v if x is not None]
     return float(np.mean(v)) if v else None
 
-def behaviour_metrics(episodes: Sequence[Episode], game: str | None = None, horizon: int | None = None,
-                      window: int = 10) -> dict:
+def behaviour_metrics(episodes: Sequence[Episode],  # option-level episodes of one game
+                      game: str | None = None,      # None: the first episode's `meta['game']`
+                      horizon: int | None = None,   # the episode's length, where the last option ends (None: `meta['horizon']`)
+                      window: int = 10,             # `clean_while_harvest`'s window
+                     ) -> dict:
     "Pooled per-agent and team behaviour of `episodes`: shares, solo-carry, idleness, option types, specialisation, joint events."
     episodes = list(episodes)
     if not episodes: raise ValueError("behaviour_metrics needs at least one episode")
@@ -212,15 +238,28 @@ def behaviour_metrics(episodes: Sequence[Episode], game: str | None = None, hori
                            "progress": counts[a], "options": dists[a]} for a in agents}}
 
 # %% ../../nbs/analysis/02_audits.ipynb #5987a19e
-def evaluate_policy(oenv, policy, seeds: Sequence[int], obs: str = "auto", greedy: bool = False,
-                    substitute: Mapping[str, str] | None = None, sampler_seed: int = 0) -> list[Episode]:
+def evaluate_policy(oenv,                 # the `OptionEnv` to play
+                    policy,               # the `MenuPolicy`
+                    seeds: Sequence[int], # one env seed per env of `oenv`
+                    obs: str = "auto",    # observation form (`obs_form`)
+                    greedy: bool = False, # the policy takes its most likely option
+                    substitute: Mapping[str, str] | None = None, # agent -> scripted stand-in
+                    sampler_seed: int = 0, # seeds the policy's sampler and the stand-ins
+                   ) -> list[Episode]:
     "`rollout` with the policy's sampler reseeded to `sampler_seed` first (so evaluations are comparable)."
     from marl_llm.options.rollout import rollout
     policy.generator.manual_seed(int(sampler_seed))
     return rollout(oenv, policy, list(seeds), obs=obs, greedy=greedy, substitute=dict(substitute or {}), sub_seed=int(sampler_seed))
 
-def partner_ablation(oenv, policy, seeds: Sequence[int], obs: str = "auto", kinds: Sequence[str] = ("idle", "random"),
-                     greedy: bool = False, sampler_seed: int = 0, base: float | None = None) -> dict:
+def partner_ablation(oenv,                 # the `OptionEnv` to play
+                     policy,               # the `MenuPolicy`
+                     seeds: Sequence[int], # one env seed per env of `oenv`
+                     obs: str = "auto",    # observation form (`obs_form`)
+                     kinds: Sequence[str] = ("idle", "random"), # the stand-ins tried
+                     greedy: bool = False, # the policy takes its most likely option
+                     sampler_seed: int = 0, # `evaluate_policy`'s seed
+                     base: float | None = None, # the full team's reward (None: measured here)
+                    ) -> dict:
     "Team reward with each agent replaced by each stand-in `kinds`; drop and need relative to the full team (`base`)."
     ev = lambda sub: float(np.mean([team_reward(e, task=True) for e in evaluate_policy(oenv, policy, seeds, obs, greedy, sub, sampler_seed)]))
     base = ev(None) if base is None else float(base)
@@ -233,7 +272,9 @@ def partner_ablation(oenv, policy, seeds: Sequence[int], obs: str = "auto", kind
     return out
 
 # %% ../../nbs/analysis/02_audits.ipynb #34150b1c
-def fitted_change(x: Sequence[float], y: Sequence[float | None]) -> float | None:
+def fitted_change(x: Sequence[float],        # e.g. training steps
+                  y: Sequence[float | None], # a metric at each x (None or NaN: missing)
+                 ) -> float | None:
     "The change across `x` of the least-squares line through the points (x, y) with y defined (None if < 2)."
     pts = [(float(a), float(b)) for a, b in zip(x, y) if b is not None and math.isfinite(b)]
     if len(pts) < 2 or len({a for a, _ in pts}) < 2: return None
