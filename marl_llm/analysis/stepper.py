@@ -20,7 +20,8 @@ __all__ = ['CHOSEN_STYLE', 'KEY_EVENTS', 'prob_bar', 'StepControls', 'EpisodeSte
 # %% ../../nbs/analysis/01_stepper.ipynb #e0735b3c
 CHOSEN_STYLE = "font-weight:bold;background:#fff3c4"     # the chosen option's row, a spoken round
 
-def prob_bar(p: float) -> str:
+def prob_bar(p: float, # a probability
+            ) -> str:
     "Two table cells: a bar 100·p px wide and p to two decimals."
     return (f"<td style='width:110px'><div style='background:#4c78a8;height:10px;width:{100 * p:.0f}px'></div></td>"
             f"<td style='text-align:right'>{p:.2f}</td>")

@@ -29,13 +29,15 @@ def _state_order(state) -> tuple:
     b, last = state
     return (0 if b == "none" else 1 if b == "invalid" else 2, 0 if isinstance(b, str) else b, last)
 
-def controller_snapshot(tables: dict) -> dict:
+def controller_snapshot(tables: dict, # agent -> {'review': RegretTable, 'propose': RegretTable} (`TRACER.tables`)
+                       ) -> dict:
     "Average strategies now: {'review': {agent: {state: P(speak)}}, 'propose': {agent: {state: P(refresh)}}}."
     return {kind: {a: {_state_label(s): d[kind].average_strategy(s)[act] for s in sorted(d[kind].regret, key=_state_order)}
                    for a, d in tables.items()}
             for kind, act in (("review", "speak"), ("propose", "refresh"))}
 
-def controller_figure(history: Sequence[dict]) -> go.Figure:
+def controller_figure(history: Sequence[dict], # per evaluation: `step` and a `controller_snapshot` (`TRACER.history`)
+                     ) -> go.Figure:
     "Heatmaps over training: P(speak) and P(refresh) per agent and state (rows) at each evaluation (columns)."
     fig = make_subplots(rows=1, cols=2, subplot_titles=("P(speak) at review time", "P(refresh) at proposal time"),
                         horizontal_spacing=0.2)
@@ -76,7 +78,9 @@ def rounds_html(ep: Episode,                 # a TRACER episode (`play`)
                    f"<td>{x['score']:+d}</td></tr>")
     return "".join(out) + "</table>"
 
-def write_rounds_html(path, episodes: Sequence[Episode]) -> Path:
+def write_rounds_html(path,                     # the HTML file to write
+                      episodes: Sequence[Episode], # TRACER episodes (`play`)
+                     ) -> Path:
     "A self-contained page of `rounds_html` for each episode (no scripts: opens anywhere)."
     body = "".join(rounds_html(ep) for ep in episodes)
     page = (f"<!doctype html><html><head><meta charset='utf-8'><title>TRACER rounds</title></head>"
