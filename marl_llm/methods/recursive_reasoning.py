@@ -26,7 +26,8 @@ __all__ = ['FIELDS', 'SPECS', 'FIELD_PARSERS', 'level_fields', 'ReasoningSpec', 
 FIELDS = ("past", "present", "strategy", "future")
 "The reasoning fields, in the order they are written (the move comes last)."
 
-def level_fields(level: int) -> tuple[str, ...]:
+def level_fields(level: int, # the chain's reasoning level (>= 0)
+                ) -> tuple[str, ...]:
     "The fields a level-`level` chain writes (0: strategy; 1: + past, future; >=2: + present)."
     if not isinstance(level, (int, np.integer)) or level < 0: raise ValueError(f"level must be an int >= 0, got {level!r}")
     if level == 0: return ("strategy",)
@@ -59,18 +60,23 @@ SPECS: dict[str, ReasoningSpec] = {
 }
 "Reasoning vocabulary per game."
 
-def reasoning_spec(game: str) -> ReasoningSpec:
+def reasoning_spec(game: str, # a strategic game's name
+                  ) -> ReasoningSpec:
     if game not in SPECS: raise ValueError(f"no reasoning spec for game {game!r}; valid: {sorted(SPECS)}")
     return SPECS[game]
 
 # %% ../../nbs/methods/02_recursive_reasoning.ipynb #98768806
 def _words(value: str) -> list[str]: return re.findall(r"[a-z0-9]+", value.lower())
 
-def parse_intent(value: str, spec: ReasoningSpec) -> str | None:
+def parse_intent(value: str,         # a chain field's text
+                 spec: ReasoningSpec, # the game's intents, moves and move kinds
+                ) -> str | None:
     "The first intent word of `value`, else None."
     return next((w for w in _words(value) if w in spec.intents), None)
 
-def parse_future(value: str, spec: ReasoningSpec) -> str | None:
+def parse_future(value: str,         # a chain field's text
+                 spec: ReasoningSpec, # the game's intents, moves and move kinds
+                ) -> str | None:
     "A move kind (a full move name is reduced to its kind) or `none`, else None."
     ws = _words(value)
     if not ws: return None
@@ -80,7 +86,9 @@ def parse_future(value: str, spec: ReasoningSpec) -> str | None:
         if full.startswith(m): return spec.move_kind(m)
     return ws[0] if ws[0] in spec.kinds else None
 
-def parse_move(value: str, spec: ReasoningSpec) -> str | None:
+def parse_move(value: str,         # a chain field's text
+               spec: ReasoningSpec, # the game's intents, moves and move kinds
+              ) -> str | None:
     "The longest move name that `value` starts with (case and spacing ignored), else None."
     full = " ".join(_words(value))
     for m in sorted(spec.moves, key=len, reverse=True):
@@ -105,7 +113,10 @@ class Chain:
     def to_dict(self) -> dict:
         return {"fields": dict(self.fields), "move": self.move, "malformed": list(self.malformed), "text": self.text}
 
-def parse_chain(text: str, game: str, level: int = 2) -> Chain:
+def parse_chain(text: str,      # a completion
+                game: str,      # the game's name (`reasoning_spec`)
+                level: int = 2, # the fields expected (`level_fields`)
+               ) -> Chain:
     "Parse a completion into a `Chain` with the fields of `level` (malformed fields recorded, never raised)."
     spec, want = reasoning_spec(game), level_fields(level)
     raw: dict[str, str] = {}
@@ -120,13 +131,17 @@ def parse_chain(text: str, game: str, level: int = 2) -> Chain:
     if move is None: bad.append("move")
     return Chain(fields, move, bad, text)
 
-def format_chain(fields: dict, move: str, level: int = 2) -> str:
+def format_chain(fields: dict,   # field -> its text (at least the level's fields)
+                 move: str,      # the move's name
+                 level: int = 2, # the fields written (`level_fields`)
+                ) -> str:
     "The completion text of a chain: ` Past x. Present y. Strategy z. Future w. Move m.` (the level's fields)."
     parts = [f"{f.capitalize()} {fields[f]}." for f in level_fields(level)] + [f"Move {move}."]
     return " " + " ".join(parts)
 
 # %% ../../nbs/methods/02_recursive_reasoning.ipynb #e5f44226
-def summarise_chain(chain: Chain) -> str:
+def summarise_chain(chain: Chain, # a parsed chain
+                   ) -> str:
     "A one-line summary of a (simulated) chain for another prompt: its parsed fields and move."
     parts = [f"{f} {v}" for f, v in chain.fields.items() if v is not None]
     if chain.move is not None: parts.append(f"move {chain.move}")
@@ -157,8 +172,11 @@ def reasoning_prompt(obs_text: str,                # the game from the player's 
     return Prompt(s, cue="\nReason:", instruct=reasoning_instruct(level, game))
 
 # %% ../../nbs/methods/02_recursive_reasoning.ipynb #59190adc
-def level_k_prompts(rows: Sequence[tuple[StrategicGame, int]], level: int = 2, simulate: bool = False,
-                    sampler: Callable[[list[str], list[int]], list[str]] | None = None) -> tuple[list[str], list[list[str]]]:
+def level_k_prompts(rows: Sequence[tuple[StrategicGame, int]], # (env, seat to move) per prompt
+                    level: int = 2,         # the chain's level
+                    simulate: bool = False, # first simulate the opponent's (and own) lower-level chains
+                    sampler: Callable[[list[str], list[int]], list[str]] | None = None, # (prompts, seats) -> texts; needed to simulate
+                   ) -> tuple[list[str], list[list[str]]]:
     "Prompts for (env, seat) rows; with `simulate`, also the simulated chains' summaries (innermost first) per row."
     level_fields(level)
     if simulate and level > 0 and sampler is None: raise ValueError("simulate=True needs a sampler(prompts, seats) -> texts")
@@ -176,11 +194,16 @@ def level_k_prompts(rows: Sequence[tuple[StrategicGame, int]], level: int = 2, s
     return prompts, trace
 
 # %% ../../nbs/methods/02_recursive_reasoning.ipynb #4aeacb85
-def default_move(env: StrategicGame, agent: str) -> int:
+def default_move(env: StrategicGame, # the game, at the agent's turn
+                 agent: str,         # the agent to move
+                ) -> int:
     "The documented fallback: the first legal move."
     return env.move_index(env.legal_moves(agent)[0])
 
-def resolve_move(chain: Chain, env: StrategicGame, agent: str) -> tuple[int, str]:
+def resolve_move(chain: Chain,       # the agent's parsed chain
+                 env: StrategicGame, # the game, at the agent's turn
+                 agent: str,         # the agent to move
+                ) -> tuple[int, str]:
     "(action index, status) with status 'ok', 'invalid' (parsed but illegal) or 'fallback' (unparseable)."
     if chain.move is None: return default_move(env, agent), "fallback"
     a = env.move_index(chain.move)
@@ -201,7 +224,10 @@ def _kuhn_chain(env, i, move):
     else: future = "check"
     return {"past": past, "present": present, "strategy": strategy, "future": future}
 
-def ttt_intent(board: Sequence[int], seat: int, cell: int) -> str:
+def ttt_intent(board: Sequence[int], # 9 cells: 0 empty, 1 seat 0's mark, 2 seat 1's mark
+               seat: int,             # the seat moving
+               cell: int,             # the cell it takes (0-8)
+              ) -> str:
     "Intent of seat `seat` taking `cell`: 'win' (completes or threatens a line), 'block', or 'open'."
     mine, theirs = seat + 1, 2 - seat
     if cell in _ttt_threats(board, mine): return "win"
@@ -248,14 +274,22 @@ def _matrix_chain(env, i, move):
 _CHAINS = {"kuhn_poker": _kuhn_chain, "tictactoe": _ttt_chain, "negotiation": _neg_chain,
            "prisoners_dilemma": _matrix_chain, "stag_hunt": _matrix_chain}
 
-def scripted_chain(env: StrategicGame, agent: str, move: str) -> dict[str, str]:
+def scripted_chain(env: StrategicGame, # the game, at the agent's turn
+                   agent: str,         # the agent to move
+                   move: str,          # the move it is about to play
+                  ) -> dict[str, str]:
     "A plausible chain (all four fields) for `agent` about to play `move` in `env`'s current state."
     if env.NAME not in _CHAINS: raise ValueError(f"no scripted chains for game {env.NAME!r}; valid: {sorted(_CHAINS)}")
     return _CHAINS[env.NAME](env, env.possible_agents.index(agent), move)
 
 # %% ../../nbs/methods/02_recursive_reasoning.ipynb #a8460381
-def demonstrations(game: str, n_games: int, teachers: Sequence[str] = ("heuristic", "random"),
-                   level: int = 2, seed: int = 0, weights: Sequence[float] | None = None, **game_kwargs) -> list[dict]:
+def demonstrations(game: str,    # a strategic game's name
+                   n_games: int, # games of scripted play
+                   teachers: Sequence[str] = ("heuristic", "random"), # fixed opponents drawn for each seat of each game
+                   level: int = 2,   # the chains' level
+                   seed: int = 0,    # seeds the deals, the teacher draws and the moves
+                   weights: Sequence[float] | None = None, # the teachers' draw weights (None: uniform)
+                   **game_kwargs) -> list[dict]:
     "Prompt/completion pairs from scripted play (teachers are fixed opponents of the game)."
     for t in teachers: opponent(game, t)                                  # validates the names
     rng = np.random.default_rng(seed)
@@ -274,7 +308,12 @@ def demonstrations(game: str, n_games: int, teachers: Sequence[str] = ("heuristi
     return out
 
 # %% ../../nbs/methods/02_recursive_reasoning.ipynb #90ed7937
-def future_accuracy(game: str, me: str, them: str, n_games: int = 50, seed: int = 0) -> float:
+def future_accuracy(game: str,         # a strategic game's name
+                    me: str,           # the fixed opponent whose scripted chains are scored
+                    them: str,         # the fixed opponent it plays against
+                    n_games: int = 50, # games (seats alternate)
+                    seed: int = 0,     # seeds the deals and the moves
+                   ) -> float:
     "How often the scripted `Future` of the `me` policy names the `them` policy's next move kind (both seats)."
     spec, rng = reasoning_spec(game), np.random.default_rng(seed)
     env, hits = make_strategic_game(game), []
