@@ -246,6 +246,8 @@ def distance(self: OptionLibrary,
     ds = [d for d in (dc.dist(pos, tuple(c)) for c in cells) if d >= 0]
     return min(ds) if ds else -1
 
+
+# %% ../../nbs/options/01_core.ipynb #75730f76
 @patch
 def bind(self: OptionLibrary,
          env,                                # the grid env
@@ -275,6 +277,8 @@ def start(self: OptionLibrary,
     "Begin executing `opt` for agent `i` (`keep_state=False` skips the `get_state()` snapshot)."
     return OptionRun(self, env, i, opt, keep_state)
 
+
+# %% ../../nbs/options/01_core.ipynb #60f7d7bd
 @patch
 def act(self: OptionLibrary,
         env,           # the grid env
