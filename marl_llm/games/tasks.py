@@ -175,6 +175,8 @@ def gsm8k_tasks(records: Iterable[dict],       # GSM8K records (`question`, `ans
                         meta={"question": r["question"], "solution": r["answer"]}))
     return out
 
+
+# %% ../../nbs/games/09_tasks.ipynb #ed90fd0b
 def read_jsonl(path: str | Path, # a `.jsonl` file
               ) -> list[dict]:
     "The JSON objects of a `.jsonl` file, one per non-empty line (the line number is named if one is bad)."
