@@ -99,6 +99,8 @@ FIELD_PARSERS: dict[str, Callable] = {"past": parse_intent, "present": parse_int
                                       "future": parse_future, "move": parse_move}
 "One parser per field: `(value text, spec) -> parsed value or None`."
 
+
+# %% ../../nbs/methods/02_recursive_reasoning.ipynb #8aa346a4
 @dataclass
 class Chain:
     "A parsed chain: field values (None when malformed), the move name, what was malformed, and the raw text."
