@@ -179,6 +179,8 @@ def option_distribution(ep: Episode,                # an option-level episode
         out[a] = {k: v / tot for k, v in sorted(c.items())} if tot else {}
     return out
 
+
+# %% ../../nbs/analysis/02_audits.ipynb #7552e07c
 def js_divergence(p: Mapping[str, float], # weights by key (normalised here)
                   q: Mapping[str, float], # the other distribution
                  ) -> float:
