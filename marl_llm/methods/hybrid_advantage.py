@@ -189,6 +189,8 @@ def hybrid_advantage(outcome: Sequence[float],  # one outcome per turn
         adv[np.isnan(a_out) & np.isnan(a_proc)] = np.nan
     return adv, a_out, a_proc, {**st_o.as_dict("outcome_adv/"), **st_p.as_dict("process_adv/")}
 
+
+# %% ../../nbs/methods/03_hybrid_advantage.ipynb #b0b676f0
 def outcome_of(ep: Episode, # the episode
                seat: int,   # the seat
               ) -> float:
