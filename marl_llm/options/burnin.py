@@ -107,6 +107,8 @@ def episode_seeds(seeds: Sequence[int], # base seeds
     if episodes > SEED_STRIDE: raise ValueError(f"episodes must be <= {SEED_STRIDE} per seed, got {episodes}")
     return [int(s) * SEED_STRIDE + k for s in seeds for k in range(episodes)]
 
+
+# %% ../../nbs/options/04_burnin.ipynb #299a6753
 @dataclass
 class BurnInLog:
     "The executions of a burn-in (or evaluation) run of a game layout, with the option env's counters."
