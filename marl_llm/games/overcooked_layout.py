@@ -156,6 +156,8 @@ def parse_layout(spec: Mapping[str, Any], # an overcooked-ai layout dict
     return Layout(name=name, grid=tuple(rows), terrain=terrain, starts=tuple(found[k] for k in sorted(found)),
                   old_dynamics=bool(spec.get("old_dynamics", False)), params=params, **book)
 
+
+# %% ../../nbs/games/02_overcooked_layout.ipynb #53a895ad
 def load_layout(layout: str | Path | Layout | Mapping, # a shipped name, a `.layout` file, a layout dict or a `Layout`
                ) -> Layout:
     "A `Layout` from a shipped name (see `LAYOUTS`), a path to a `.layout` file, a layout dict, or a `Layout`."
