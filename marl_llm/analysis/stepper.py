@@ -9,13 +9,16 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+from fastcore.basics import patch
+
 import ipywidgets as W
 import plotly.graph_objects as go
 from ..core.records import Episode
 from ..options.library import make_game
 
 # %% auto #0
-__all__ = ['CHOSEN_STYLE', 'KEY_EVENTS', 'prob_bar', 'StepControls', 'EpisodeStepper', 'frame_strip', 'StaticStepper']
+__all__ = ['CHOSEN_STYLE', 'KEY_EVENTS', 'prob_bar', 'StepControls', 'load_episode', 'EpisodeStepper', 'frame_strip',
+           'StaticStepper']
 
 # %% ../../nbs/analysis/01_stepper.ipynb #e0735b3c
 CHOSEN_STYLE = "font-weight:bold;background:#fff3c4"     # the chosen option's row, a spoken round
@@ -45,21 +48,30 @@ class StepControls:
         "Move to position `k` (clipped to 0..n-1)."
         self.slider.value = max(0, min(self.n - 1, int(k)))
 
+# %% ../../nbs/analysis/01_stepper.ipynb #8264fd7a
+def load_episode(episode: Episode | str | Path, # a recorded episode, or the path of the JSON `Episode.save` wrote
+                ) -> Episode:
+    "The episode (read from its JSON if a path), checked to have frames; errors name the source and what is wrong."
+    src = "the episode" if isinstance(episode, Episode) else repr(str(episode))
+    if isinstance(episode, Episode): ep = episode
+    else:
+        try: ep = Episode.load(episode)
+        except FileNotFoundError: raise
+        except Exception as e:
+            raise ValueError(f"{src} is not a recorded episode (expected the JSON `Episode.save` writes): "
+                             f"{type(e).__name__}: {e}") from None
+    if not ep.frames:
+        raise ValueError(f"{src} has no frames to step through; record it with OptionEnv(..., record=True)")
+    return ep
+
+
 # %% ../../nbs/analysis/01_stepper.ipynb #f57d8076
 class EpisodeStepper:
     "Step through a recorded episode (an `Episode` or a path to its JSON) with buttons and a slider."
-    def __init__(self, episode: Episode | str | Path, env=None):
+    def __init__(self, episode: Episode | str | Path, # a recorded episode, or the path of its JSON
+                 env=None):                           # the game to draw it in (None: rebuilt from the episode's meta)
         src = "the episode" if isinstance(episode, Episode) else repr(str(episode))
-        if isinstance(episode, Episode): ep = episode
-        else:
-            try: ep = Episode.load(episode)
-            except FileNotFoundError: raise
-            except Exception as e:
-                raise ValueError(f"{src} is not a recorded episode (expected the JSON `Episode.save` writes): "
-                                 f"{type(e).__name__}: {e}") from None
-        self.episode = ep
-        if not ep.frames:
-            raise ValueError(f"{src} has no frames to step through; record it with OptionEnv(..., record=True)")
+        self.episode = ep = load_episode(episode)
         if env is None:
             if "game" not in ep.meta:
                 raise ValueError(f"{src}: episode meta has no 'game' (keys: {sorted(ep.meta)}); pass env= to draw it")
@@ -93,65 +105,80 @@ class EpisodeStepper:
         "Show frame `k` (clipped to the episode)."
         self.controls.go(k)
 
-    def _figure(self, k: int):
-        self.env.set_state(self.frames[k]["state"])
-        return self.env.figure()
-
-    def _show(self, k: int) -> None:
-        f = self.frames[k]
-        new = self._figure(k)
-        with self.fig.batch_update():
-            self.fig.data = ()
-            self.fig.add_traces(new.data)
-            self.fig.layout = new.layout
-        self.header.value, self.agents_html.value = self._header_html(k), self._panel_html(k)
-        self.text.value = f"<pre>{html.escape(self.env.text())}</pre>"
-
-    def _header_html(self, k: int) -> str:
-        "The line above the grid at frame `k`: step, returns so far, the events whose result this frame shows."
-        f = self.frames[k]
-        ret = ", ".join(f"{a} {r:g}" for a, r in zip(self.agents, f.get("returns", [])))
-        ev = "; ".join(f"{e.get('agent') or 'env'}: {e['kind']}" for e in self._events.get(int(f["t"]), []))
-        return (f"<b>step {f['t']}</b> (frame {k + 1}/{len(self.frames)})"
-                f"{' &nbsp; returns: ' + ret if ret else ''}{' &nbsp; events: ' + html.escape(ev) if ev else ''}")
-
-    def _panel_html(self, k: int) -> str:
-        "Every agent's option, menu and probabilities at frame `k`."
-        return "".join(self._agent_html(i, self.frames[k]) for i in range(len(self.agents)))
-
-    def _turn_at(self, a: str, t: int):
-        "The last decision of agent `a` at or before step `t`."
-        last = None
-        for turn in self._turns.get(a, []):
-            if turn.t > t: break
-            last = turn
-        return last
-
-    def _agent_html(self, i: int, f: dict) -> str:
-        a = self.agents[i]
-        opts, menus, probs = f.get("options") or [], f.get("menus") or [], f.get("probs") or []
-        cur = opts[i] if i < len(opts) else None
-        menu, p = (menus[i] if i < len(menus) else []), (probs[i] if i < len(probs) else None)
-        turn = self._turn_at(a, int(f["t"]))
-        since = ""
-        if turn is not None:                          # what is known at this frame: never how the option will end
-            how, t = turn.info.get("reason"), int(f["t"])
-            plural = lambda n: f"{n} step{'s' if n != 1 else ''}"
-            if how and turn.t + turn.steps <= t: since = f" — chosen at step {turn.t}, ended {html.escape(how)} after {plural(turn.steps)}"
-            else: since = f" — chosen at step {turn.t}, running for {plural(t - turn.t)}"
-        rows = []
-        for k, label in enumerate(menu):
-            chosen = turn is not None and turn.choice == k and label == cur
-            bar = prob_bar(p[k]) if p is not None and k < len(p) else ""
-            style = CHOSEN_STYLE if chosen else ""
-            rows.append(f"<tr style='{style}'><td>{'▶' if chosen else ''}</td><td>{html.escape(label)}</td>{bar}</tr>")
-        table = f"<table style='font-size:12px'>{''.join(rows)}</table>" if rows else "<i>no menu</i>"
-        return (f"<div style='margin:0 0 8px 12px'><b>{a}</b>: <code>{html.escape(cur or '—')}</code>"
-                f"<span style='color:#666'>{since}</span><br>{table}</div>")
-
     def _ipython_display_(self):
         from IPython.display import display
         display(self.widget)
+
+
+# %% ../../nbs/analysis/01_stepper.ipynb #fd797a7a
+@patch
+def _figure(self: EpisodeStepper, k: int):
+    "The game's own figure of frame `k` (its state restored into `self.env`)."
+    self.env.set_state(self.frames[k]["state"])
+    return self.env.figure()
+
+@patch
+def _show(self: EpisodeStepper, k: int) -> None:
+    "Put frame `k` on display: the grid, the header, the agent panel and the text view."
+    new = self._figure(k)
+    with self.fig.batch_update():
+        self.fig.data = ()
+        self.fig.add_traces(new.data)
+        self.fig.layout = new.layout
+    self.header.value, self.agents_html.value = self._header_html(k), self._panel_html(k)
+    self.text.value = f"<pre>{html.escape(self.env.text())}</pre>"
+
+@patch
+def _header_html(self: EpisodeStepper, k: int) -> str:
+    "The line above the grid at frame `k`: step, returns so far, the events whose result this frame shows."
+    f = self.frames[k]
+    ret = ", ".join(f"{a} {r:g}" for a, r in zip(self.agents, f.get("returns", [])))
+    ev = "; ".join(f"{e.get('agent') or 'env'}: {e['kind']}" for e in self._events.get(int(f["t"]), []))
+    return (f"<b>step {f['t']}</b> (frame {k + 1}/{len(self.frames)})"
+            f"{' &nbsp; returns: ' + ret if ret else ''}{' &nbsp; events: ' + html.escape(ev) if ev else ''}")
+
+
+# %% ../../nbs/analysis/01_stepper.ipynb #a4159a63
+@patch
+def _turn_at(self: EpisodeStepper, a: str, t: int):
+    "The last decision of agent `a` at or before step `t`."
+    last = None
+    for turn in self._turns.get(a, []):
+        if turn.t > t: break
+        last = turn
+    return last
+
+@patch
+def _panel_html(self: EpisodeStepper, k: int) -> str:
+    "Every agent's option, menu and probabilities at frame `k`."
+    return "".join(self._agent_html(i, self.frames[k]) for i in range(len(self.agents)))
+
+
+# %% ../../nbs/analysis/01_stepper.ipynb #ce3ec273
+@patch
+def _agent_html(self: EpisodeStepper, i: int, f: dict) -> str:
+    "Agent `i`'s panel at frame `f`: its option, since when and how it ended, and its last menu with the probabilities."
+    a = self.agents[i]
+    opts, menus, probs = f.get("options") or [], f.get("menus") or [], f.get("probs") or []
+    cur = opts[i] if i < len(opts) else None
+    menu, p = (menus[i] if i < len(menus) else []), (probs[i] if i < len(probs) else None)
+    turn = self._turn_at(a, int(f["t"]))
+    since = ""
+    if turn is not None:                          # what is known at this frame: never how the option will end
+        how, t = turn.info.get("reason"), int(f["t"])
+        plural = lambda n: f"{n} step{'s' if n != 1 else ''}"
+        if how and turn.t + turn.steps <= t: since = f" — chosen at step {turn.t}, ended {html.escape(how)} after {plural(turn.steps)}"
+        else: since = f" — chosen at step {turn.t}, running for {plural(t - turn.t)}"
+    rows = []
+    for k, label in enumerate(menu):
+        chosen = turn is not None and turn.choice == k and label == cur
+        bar = prob_bar(p[k]) if p is not None and k < len(p) else ""
+        style = CHOSEN_STYLE if chosen else ""
+        rows.append(f"<tr style='{style}'><td>{'▶' if chosen else ''}</td><td>{html.escape(label)}</td>{bar}</tr>")
+    table = f"<table style='font-size:12px'>{''.join(rows)}</table>" if rows else "<i>no menu</i>"
+    return (f"<div style='margin:0 0 8px 12px'><b>{a}</b>: <code>{html.escape(cur or '—')}</code>"
+            f"<span style='color:#666'>{since}</span><br>{table}</div>")
+
 
 # %% ../../nbs/analysis/01_stepper.ipynb #99f14966
 from plotly.subplots import make_subplots
