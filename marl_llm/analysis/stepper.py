@@ -31,7 +31,9 @@ def prob_bar(p: float, # a probability
 
 class StepControls:
     "|◀ ◀ slider ▶ ▶| over positions 0..n-1; `on_show(k)` is called whenever the position changes."
-    def __init__(self, n: int, description: str, on_show):
+    def __init__(self, n: int,         # positions 0..n-1
+                 description: str, # the slider's label
+                 on_show):         # called with the new position whenever it changes
         self.n = n
         self.slider = W.IntSlider(value=0, min=0, max=n - 1, description=description, continuous_update=False,
                                   layout=W.Layout(width="420px"))
@@ -44,7 +46,8 @@ class StepControls:
         self.slider.observe(lambda ch: on_show(ch["new"]), names="value")
         self.box = W.HBox([self.first, self.prev, self.slider, self.next, self.last])
 
-    def go(self, k: int) -> None:
+    def go(self, k: int, # the position to move to
+          ) -> None:
         "Move to position `k` (clipped to 0..n-1)."
         self.slider.value = max(0, min(self.n - 1, int(k)))
 
@@ -101,7 +104,8 @@ class EpisodeStepper:
         "The frame on display."
         return self.frames[self.slider.value]
 
-    def go(self, k: int) -> None:
+    def go(self, k: int, # the frame to show
+          ) -> None:
         "Show frame `k` (clipped to the episode)."
         self.controls.go(k)
 
@@ -234,7 +238,8 @@ class StaticStepper:
         ep = stepper.episode.meta
         self.title = f"{ep.get('game', '')} {ep.get('layout', '') or ''}".strip()
 
-    def html(self, div_id: str = "stepper") -> str:
+    def html(self, div_id: str = "stepper", # the id of the fragment's root element (unique on its page)
+            ) -> str:
         "The fragment: controls, header, grid and agent panel; its script draws frame 0."
         b = "<button data-go='{}' style='min-width:40px'>{}</button>"
         ctl = (b.format("first", "|◀") + b.format("prev", "◀") +
@@ -254,7 +259,8 @@ class StaticStepper:
 
     def _repr_html_(self): return self.html(f"stepper-{id(self):x}")
 
-    def save(self, path) -> Path:
+    def save(self, path, # the HTML file to write
+            ) -> Path:
         "A page of its own (`plotly.min.js` written beside it): opens offline in any browser."
         p = Path(path); write_plotly_js(p.parent)
         p.write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(self.title)} episode</title>"

@@ -17,8 +17,8 @@ import torch
 from fastcore.basics import patch
 from .base import Backbone, position_ids_from_mask, last_token_index
 from ..core.records import malloc_for
-from .decode import causal_lm, fast_decode_blocker, fast_generate, lora_layers, model_blocker
-from .segments import SegmentLoRA, runs
+from .decode import fast_decode_blocker, fast_generate, lora_layers
+from .segments import grouped_logits, lora_off, segmented, segments_blocker, token_logprobs
 
 # %% auto #0
 __all__ = ['BASE', 'AgentAdapters']
@@ -33,9 +33,13 @@ class AgentAdapters:
     PEFT injects the LoRA layers into `backbone.model` in place, so use one `AgentAdapters` per
     `Backbone`, and call the model through `adapters` (`"__base__"` or `reference()` for the base)."""
 
-    def __init__(self, backbone: Backbone, agents: Sequence[str] = ("agent_0", "agent_1"),
-                 r: int = 8, alpha: int = 16, target_modules: Sequence[str] = ("q_proj", "v_proj"),
-                 seed: int = 0, init_lora_weights: bool | str = True):
+    def __init__(self, backbone: Backbone, # the shared base (PEFT injects the adapters into its model in place)
+                 agents: Sequence[str] = ("agent_0", "agent_1"), # the agents' names, one adapter each (a str: one agent)
+                 r: int = 8,                # LoRA rank
+                 alpha: int = 16,           # LoRA alpha (the update is scaled by alpha / r)
+                 target_modules: Sequence[str] = ("q_proj", "v_proj"), # the layers that get LoRA
+                 seed: int = 0,             # seeds each adapter's init, with its agent's name
+                 init_lora_weights: bool | str = True): # PEFT's LoRA init (True: B = 0, every agent starts as the base)
         from peft import LoraConfig
         agents = [agents] if isinstance(agents, str) else list(agents)
         if not agents:
@@ -61,7 +65,7 @@ class AgentAdapters:
         return (f"AgentAdapters({self.backbone.name!r}, agents={self.names}, "
                 f"{n:,} LoRA parameters per agent on a {self.backbone.num_parameters:,}-parameter base)")
 
-# %% ../../nbs/models/05_adapters.ipynb #17f957da
+# %% ../../nbs/models/05_adapters.ipynb #7ab5af86
 @patch
 def _config(self: AgentAdapters, init_lora_weights=None):
     kw = dict(self.lora_kwargs)
@@ -81,7 +85,9 @@ def _check_new_name(self: AgentAdapters, name: str):
         raise ValueError(f"agent {name!r} already has an adapter; existing agents: {self.names}")
 
 @patch
-def add(self: AgentAdapters, name: str, init_lora_weights: bool | str | None = None) -> AgentAdapters:
+def add(self: AgentAdapters, name: str, # the new agent's name (no '.', not '__base__')
+        init_lora_weights: bool | str | None = None, # PEFT's LoRA init (None: the team's `init_lora_weights`)
+       ) -> AgentAdapters:
     "Add a fresh adapter for agent `name` (its init seeded by `(seed, name)`); all agents stay trainable."
     from peft import get_peft_model
     self._check_new_name(name)
@@ -97,6 +103,8 @@ def add(self: AgentAdapters, name: str, init_lora_weights: bool | str | None = N
     self._all_trainable()
     return self
 
+
+# %% ../../nbs/models/05_adapters.ipynb #8522a419
 @patch
 def _eval(self: AgentAdapters):
     "Eval mode (PEFT's mixed batches need it; dropout is 0), set only when the model left it: `eval()` walks every module."
@@ -122,7 +130,8 @@ def _check_name(self: AgentAdapters, name: str, allow_base: bool = False):
 
 # %% ../../nbs/models/05_adapters.ipynb #119c8230
 @patch
-def named_parameters(self: AgentAdapters, name: str) -> list[tuple[str, torch.nn.Parameter]]:
+def named_parameters(self: AgentAdapters, name: str, # an agent's name
+                     ) -> list[tuple[str, torch.nn.Parameter]]:
     "`(module path, tensor)` for each of agent `name`'s LoRA tensors."
     from peft.tuners.lora import LoraLayer
     self._check_name(name)
@@ -131,27 +140,31 @@ def named_parameters(self: AgentAdapters, name: str) -> list[tuple[str, torch.nn
             if isinstance(mod, LoraLayer) and name in mod.lora_A for ab in ("lora_A", "lora_B")]
 
 @patch
-def parameters(self: AgentAdapters, name: str) -> list[torch.nn.Parameter]:
+def parameters(self: AgentAdapters, name: str, # an agent's name
+               ) -> list[torch.nn.Parameter]:
     "Agent `name`'s trainable LoRA tensors (give them to that agent's optimizer)."
     self._check_name(name)
     return [t for m in lora_layers(self.model) if name in m.lora_A
             for t in (m.lora_A[name].weight, m.lora_B[name].weight)]
 
 @patch
-def num_parameters(self: AgentAdapters, name: str) -> int:
+def num_parameters(self: AgentAdapters, name: str, # an agent's name
+                   ) -> int:
     "Number of trainable numbers in agent `name`'s adapter."
     return sum(p.numel() for p in self.parameters(name))
 
 @patch
-def activate(self: AgentAdapters, name: str) -> None:
+def activate(self: AgentAdapters, name: str, # an agent's name
+             ) -> None:
     "Make `name` PEFT's active adapter (for plain forwards without `adapter_names`), keeping all agents trainable."
     self._check_name(name)
     self.model.set_adapter(name)
     self._all_trainable()
 
-# %% ../../nbs/models/05_adapters.ipynb #38e4b35f
+# %% ../../nbs/models/05_adapters.ipynb #089bd94a
 @patch
-def state_dict(self: AgentAdapters, name: str) -> dict[str, torch.Tensor]:
+def state_dict(self: AgentAdapters, name: str, # an agent's name
+              ) -> dict[str, torch.Tensor]:
     "A copy of agent `name`'s adapter weights (PEFT's key format, without the agent name)."
     from peft import get_peft_model_state_dict
     self._check_name(name)
@@ -159,7 +172,9 @@ def state_dict(self: AgentAdapters, name: str) -> dict[str, torch.Tensor]:
     return {k: v.detach().clone() for k, v in sd.items()}
 
 @patch
-def load_state_dict(self: AgentAdapters, name: str, state_dict: dict[str, torch.Tensor]) -> None:
+def load_state_dict(self: AgentAdapters, name: str, # an agent's name
+                    state_dict: dict[str, torch.Tensor], # its new weights, keyed as `state_dict` returns them
+                   ) -> None:
     "Overwrite agent `name`'s adapter weights with `state_dict` (as returned by `state_dict`)."
     from peft import set_peft_model_state_dict
     own = self.state_dict(name)
@@ -172,8 +187,12 @@ def load_state_dict(self: AgentAdapters, name: str, state_dict: dict[str, torch.
         set_peft_model_state_dict(self.model, state_dict, adapter_name=name)
     self._all_trainable()
 
+
+# %% ../../nbs/models/05_adapters.ipynb #dc784096
 @patch
-def save(self: AgentAdapters, name: str, path: str | Path) -> Path:
+def save(self: AgentAdapters, name: str, # an agent's name
+         path: str | Path, # the folder to write (created if missing)
+        ) -> Path:
     "Save agent `name`'s adapter alone to directory `path` (a standard PEFT adapter folder)."
     from safetensors.torch import save_file
     self._check_name(name)
@@ -185,7 +204,9 @@ def save(self: AgentAdapters, name: str, path: str | Path) -> Path:
     return path
 
 @patch
-def load(self: AgentAdapters, name: str, path: str | Path) -> AgentAdapters:
+def load(self: AgentAdapters, name: str, # an agent's name (a new one is added)
+         path: str | Path, # a PEFT LoRA adapter folder (`adapter_config.json`, `adapter_model.safetensors`)
+        ) -> AgentAdapters:
     "Load an adapter saved by `save` (or any PEFT LoRA folder) into agent `name`, adding the agent if new."
     from peft import LoraConfig
     from safetensors.torch import load_file
@@ -209,49 +230,13 @@ def load(self: AgentAdapters, name: str, path: str | Path) -> AgentAdapters:
     self.load_state_dict(name, load_file(str(weights), device=str(self.backbone.device)))
     return self
 
-# %% ../../nbs/models/05_adapters.ipynb #d93b7632
-@patch
-@contextlib.contextmanager
-def _segmented(self: AgentAdapters, names: Sequence[str]) -> Iterator[None]:
-    "Context for a forward whose rows come grouped by agent: PEFT's own LoRA off, each LoRA layer adding `SegmentLoRA`."
-    grouped = runs(names)
-    with self._lora_off():               # PEFT's own LoRA off (every agent stays trainable): the segments add it
-        hooks = [m.register_forward_hook(lambda mod, args, y, s=SegmentLoRA(m, grouped): s(args[0], y))
-                 for m in lora_layers(self.model)]
-        try: yield
-        finally:
-            for h in hooks: h.remove()
-
-
-# %% ../../nbs/models/05_adapters.ipynb #746d1222
+# %% ../../nbs/models/05_adapters.ipynb #fd7d76a2
 @patch
 @contextlib.contextmanager
 def reference(self: AgentAdapters) -> Iterator[Any]:
     "Context in which the model is the base alone (adapters disabled): the reference policy."
-    with self._lora_off():
+    with lora_off(self.model, self._all_trainable):  # every agent stays trainable
         yield self.model
-
-@patch
-@contextlib.contextmanager
-def _lora_off(self: AgentAdapters) -> Iterator[None]:
-    """Every PEFT LoRA layer passes its input through its base layer alone, and every agent stays trainable. It sets
-    the per-layer flag that PEFT's `disable_adapter` sets, directly: PEFT's context also scans every module for the
-    model's status and toggles `requires_grad` twice, ~10 ms a call on the tiny model (4% of a text update).
-    Layers without that flag (another PEFT) take PEFT's context."""
-    layers = lora_layers(self.model)
-    if not all(isinstance(getattr(m, "_disable_adapters", None), bool) for m in layers):
-        try:
-            with self.model.disable_adapter():
-                self._all_trainable()
-                yield
-        finally:  # PEFT re-enables only the active adapter's gradients; keep every agent trainable
-            self._all_trainable()
-        return
-    was = [m._disable_adapters for m in layers]
-    for m in layers: m._disable_adapters = True
-    try: yield
-    finally:
-        for m, w in zip(layers, was): m._disable_adapters = w
 
 @patch
 def _adapter_names(self: AgentAdapters, agent_names, batch_size: int) -> list[str]:
@@ -282,23 +267,16 @@ def _routed(self: AgentAdapters, names: Sequence[str]) -> Iterator[dict]:
             self._all_trainable()                      # set_adapter freezes the other adapters: keep every agent trainable
 
 @patch
-def _segments_blocker(self: AgentAdapters, kwargs: dict) -> str | None:
-    "Why `logits` must take PEFT's forward instead of the body + `SegmentLoRA` + the head on kept positions; None if not."
-    lm = causal_lm(self.model)
-    if why := model_blocker(self.model): return why                    # Qwen2/Llama (a head with no extras), plain LoRA
-    if set(kwargs) - {"position_ids", "logits_to_keep"}: return f"forward options {sorted(set(kwargs) - {'position_ids', 'logits_to_keep'})}"
-    if any(getattr(m, "gradient_checkpointing", False) for m in [lm.model, *lm.model.layers]):   # a recompute would miss the hooks
-        return "gradient checkpointing"
-    return None
-
-@patch
 def _lora_context(self: AgentAdapters, names: Sequence[str]):
     "The context a body forward of rows `names` runs in: one agent's PEFT plain path, or each run of rows its own LoRA."
-    return self._routed(names) if len(set(names)) == 1 else self._segmented(names)
+    return self._routed(names) if len(set(names)) == 1 else segmented(self.model, names, self._all_trainable)
 
+
+# %% ../../nbs/models/05_adapters.ipynb #348f37c7
 @patch
-def logits(self: AgentAdapters, agent_names: str | Sequence[str], input_ids: torch.Tensor,
-           attention_mask: torch.Tensor | None = None,
+def logits(self: AgentAdapters, agent_names: str | Sequence[str], # one agent name per row, or one for all ("__base__": no adapter)
+           input_ids: torch.Tensor,                   # [B, T] token ids
+           attention_mask: torch.Tensor | None = None, # [B, T], 1 at real tokens (None: all real)
            positions: torch.Tensor | None = None,   # [B, P] columns whose logits to return (the LM head runs on them alone)
            **kwargs) -> torch.Tensor:
     """Logits `[B, T, V]` (or `[B, P, V]` at `positions`), row `i` through agent `agent_names[i]`'s adapter, in one
@@ -313,47 +291,42 @@ def logits(self: AgentAdapters, agent_names: str | Sequence[str], input_ids: tor
     names = self._adapter_names(agent_names, B)
     self._eval()  # PEFT needs eval mode for adapter_names; lora_dropout=0 so nothing changes
     kwargs.setdefault("position_ids", position_ids_from_mask(attention_mask))
-    if self._segments_blocker(kwargs) is None:
-        order = sorted(range(B), key=names.__getitem__)                    # rows grouped by agent (stable)
-        perm = None if order == list(range(B)) else torch.tensor(order, device=input_ids.device)
-        take = (lambda x: x) if perm is None else (lambda x: x[perm])
-        lm, grouped = causal_lm(self.model), [names[k] for k in order]
-        with self._lora_context(grouped):
-            h = lm.model(input_ids=take(input_ids), attention_mask=take(attention_mask),
-                         position_ids=take(kwargs["position_ids"]), use_cache=False).last_hidden_state
-            if positions is not None: h = h.gather(1, take(positions)[..., None].expand(-1, -1, h.shape[-1]))
-            elif kwargs.get("logits_to_keep"): h = h[:, -kwargs["logits_to_keep"]:]
-            out = lm.lm_head(h)
-        return out if perm is None else out[torch.argsort(perm)]
+    if segments_blocker(self.model, kwargs) is None:
+        return grouped_logits(self.model, names, input_ids, attention_mask, kwargs["position_ids"], self._lora_context,
+                              positions, kwargs.get("logits_to_keep"))
     if positions is not None: kwargs["logits_to_keep"] = T - int(positions.min())
     with self._routed(names) as route:
         out = self.model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False, **route, **kwargs).logits
     if positions is None: return out
     return out.gather(1, (positions - (T - out.shape[1]))[..., None].expand(-1, -1, out.shape[-1]))
 
+
+# %% ../../nbs/models/05_adapters.ipynb #9b575e5b
 @patch
-def logprobs(self: AgentAdapters, agent_names: str | Sequence[str], input_ids: torch.Tensor,
-             attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+def logprobs(self: AgentAdapters, agent_names: str | Sequence[str], # one agent name per row, or one for all
+             input_ids: torch.Tensor,                   # [B, T] token ids
+             attention_mask: torch.Tensor | None = None, # [B, T], 1 at real tokens (None: all real)
+            ) -> torch.Tensor:
     """Log-probs `[B, T-1]` of tokens `input_ids[:, 1:]`, each row under its own agent, in one pass.
 
     Entries whose token or context position is padding are 0."""
-    logits = self.logits(agent_names, input_ids, attention_mask)[:, :-1].float()
-    target = input_ids[:, 1:]
-    lp = logits.gather(-1, target.unsqueeze(-1)).squeeze(-1) - logits.logsumexp(-1)
-    if attention_mask is not None:
-        lp = lp * (attention_mask[:, 1:] * attention_mask[:, :-1]).to(lp.dtype)
-    return lp
+    return token_logprobs(self.logits(agent_names, input_ids, attention_mask), input_ids, attention_mask)
 
 @patch
-def ref_logprobs(self: AgentAdapters, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+def ref_logprobs(self: AgentAdapters, input_ids: torch.Tensor, # [B, T] token ids
+                 attention_mask: torch.Tensor | None = None,   # [B, T], 1 at real tokens (None: all real)
+                ) -> torch.Tensor:
     "`logprobs` under the reference policy (the base, adapters disabled), without gradients."
     with torch.no_grad():
         return self.logprobs(BASE, input_ids, attention_mask)
 
-# %% ../../nbs/models/05_adapters.ipynb #af16c02f
+
+# %% ../../nbs/models/05_adapters.ipynb #1467726e
 @patch
-def next_token_logprobs(self: AgentAdapters, agent_names: str | Sequence[str], input_ids: torch.Tensor,
-                        attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+def next_token_logprobs(self: AgentAdapters, agent_names: str | Sequence[str], # one agent name per row, or one for all
+                        input_ids: torch.Tensor,                   # [B, T] token ids, padded on either side
+                        attention_mask: torch.Tensor | None = None, # [B, T], 1 at real tokens (None: all real)
+                       ) -> torch.Tensor:
     "Log-softmax `[B, V]` of the token after each row's last real token, each row under its agent."
     if attention_mask is None:
         attention_mask = torch.ones_like(input_ids)
@@ -363,14 +336,19 @@ def next_token_logprobs(self: AgentAdapters, agent_names: str | Sequence[str], i
     logits = self.logits(agent_names, input_ids, attention_mask, positions=last[:, None])[:, 0]   # the head on one column
     return logits.float().log_softmax(-1)
 
+
+# %% ../../nbs/models/05_adapters.ipynb #845ed28e
 AgentAdapters.fast_decode = True
 "Whether `generate` may take the fast decoder (`marl_llm.models.decode`); set False on an instance to always use transformers'."
 AgentAdapters.decode_tokens = 0
 "The fast decoder's rows per pass are bounded to this many tokens (rows x (prompt width + new tokens)); 0: all rows at once."
 
 @patch
-def decode(self: AgentAdapters, agent_names: str | Sequence[str], input_ids: torch.Tensor,
-           attention_mask: torch.Tensor | None = None, **kwargs) -> tuple[torch.Tensor, torch.Tensor | None]:
+def decode(self: AgentAdapters, agent_names: str | Sequence[str], # one agent name per row, or one for all
+           input_ids: torch.Tensor,                   # [B, T] prompt token ids, left-padded
+           attention_mask: torch.Tensor | None = None, # [B, T], 1 at real tokens (None: all real)
+           **kwargs,                                  # `generate`'s options (`max_new_tokens`, `do_sample`, `temperature`, ...)
+          ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """`generate`, plus each new token's log-prob `[B, n]` (tempered, as a scoring forward gives it) when the fast
     decoder ran (`marl_llm.models.decode`: Qwen2/Llama, plain LoRA, sampling or greedy, left-padded prompts); otherwise
     transformers' `generate` runs and the log-probs are None."""
@@ -394,7 +372,10 @@ def decode(self: AgentAdapters, agent_names: str | Sequence[str], input_ids: tor
         return self.model.generate(input_ids=input_ids, attention_mask=attention_mask, **route, **kwargs), None
 
 @patch
-def generate(self: AgentAdapters, agent_names: str | Sequence[str], input_ids: torch.Tensor,
-             attention_mask: torch.Tensor | None = None, **kwargs) -> torch.Tensor:
+def generate(self: AgentAdapters, agent_names: str | Sequence[str], # one agent name per row, or one for all
+             input_ids: torch.Tensor,                   # [B, T] prompt token ids, left-padded
+             attention_mask: torch.Tensor | None = None, # [B, T], 1 at real tokens (None: all real)
+             **kwargs,                                  # `generate`'s options (`max_new_tokens`, `do_sample`, ...)
+            ) -> torch.Tensor:
     "Generate continuations of left-padded prompts, each row with its own agent's adapter, in one batch."
     return self.decode(agent_names, input_ids, attention_mask, **kwargs)[0]

@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from .base import pad_rows
 from .prompts import format_prompts
 from .decode import Decoder, causal_lm, distinct_rows, linear, prefilled
+from .segments import segments_blocker
 
 # %% auto #0
 __all__ = ['Sample', 'sample_texts', 'head_logprobs', 'completion_logits', 'completion_logprobs', 'completion_token_logprobs']
@@ -159,7 +160,7 @@ def _shared_names(adapters, agents, prompt_ids, completion_ids, share_prompts: b
     "Each row's agent if `completion_logits` runs each distinct (agent, prompt) once (`_shared_prompt_hidden`), else None."
     B = len(prompt_ids)
     if not (share_prompts and B > 1 and all(len(p) for p in prompt_ids) and any(len(c) for c in completion_ids)
-            and adapters._segments_blocker({}) is None): return None
+            and segments_blocker(adapters.model, {}) is None): return None
     names = adapters._adapter_names(agents, B)
     first, _ = distinct_rows(zip(names, map(tuple, prompt_ids)))
     return names if 2 * len(first) <= B else None

@@ -6,12 +6,14 @@ Docs: https://marl-llm.github.io/marl_llm/models/segments.html.md"""
 
 # %% ../../nbs/models/04_segments.ipynb #120d76ed
 from __future__ import annotations
-from typing import Sequence
+import contextlib
+from typing import Callable, Iterator, Sequence
 
 import torch
+from .decode import causal_lm, lora_layers, model_blocker
 
 # %% auto #0
-__all__ = ['SegmentLoRA', 'runs']
+__all__ = ['SegmentLoRA', 'runs', 'lora_off', 'segmented', 'segments_blocker', 'grouped_logits', 'token_logprobs']
 
 # %% ../../nbs/models/04_segments.ipynb #25f26d80
 class SegmentLoRA:
@@ -42,3 +44,92 @@ def runs(names: Sequence[str], # one adapter name per row, rows grouped by adapt
         if out and out[-1][0] == n: out[-1] = (n, out[-1][1], k + 1)
         else: out.append((n, k, k + 1))
     return out
+
+# %% ../../nbs/models/04_segments.ipynb #1a1a3569
+@contextlib.contextmanager
+def lora_off(model,                             # a PEFT model
+             keep_trainable: Callable[[], None], # called on entry and exit of PEFT's own context (the fallback)
+            ) -> Iterator[None]:
+    """Every PEFT LoRA layer passes its input through its base layer alone. It sets the per-layer flag that PEFT's
+    `disable_adapter` sets, directly: PEFT's context also scans every module for the model's status and toggles
+    `requires_grad` twice, ~10 ms a call on the tiny model (4% of a text update). Layers without that flag (another
+    PEFT) take PEFT's context, which re-enables only the active adapter's gradients: `keep_trainable` restores them."""
+    layers = lora_layers(model)
+    if not all(isinstance(getattr(m, "_disable_adapters", None), bool) for m in layers):
+        try:
+            with model.disable_adapter():
+                keep_trainable()
+                yield
+        finally:
+            keep_trainable()
+        return
+    was = [m._disable_adapters for m in layers]
+    for m in layers: m._disable_adapters = True
+    try: yield
+    finally:
+        for m, w in zip(layers, was): m._disable_adapters = w
+
+@contextlib.contextmanager
+def segmented(model,                             # a PEFT model
+              names: Sequence[str],              # one adapter name per row, rows grouped by adapter
+              keep_trainable: Callable[[], None], # as for `lora_off`
+             ) -> Iterator[None]:
+    "Context for a forward whose rows come grouped by agent: PEFT's own LoRA off, each LoRA layer adding `SegmentLoRA`."
+    grouped = runs(names)
+    with lora_off(model, keep_trainable):  # PEFT's own LoRA off (every agent stays trainable): the segments add it
+        hooks = [m.register_forward_hook(lambda mod, args, y, s=SegmentLoRA(m, grouped): s(args[0], y))
+                 for m in lora_layers(model)]
+        try: yield
+        finally:
+            for h in hooks: h.remove()
+
+
+# %% ../../nbs/models/04_segments.ipynb #1b8db013
+def segments_blocker(model,        # the PEFT model
+                     kwargs: dict, # the forward's options
+                    ) -> str | None:
+    "Why a forward must take PEFT's own path instead of the body + `SegmentLoRA` + the head on kept positions; None if not."
+    lm = causal_lm(model)
+    if why := model_blocker(model): return why                    # Qwen2/Llama (a head with no extras), plain LoRA
+    if set(kwargs) - {"position_ids", "logits_to_keep"}: return f"forward options {sorted(set(kwargs) - {'position_ids', 'logits_to_keep'})}"
+    if any(getattr(m, "gradient_checkpointing", False) for m in [lm.model, *lm.model.layers]):   # a recompute would miss the hooks
+        return "gradient checkpointing"
+    return None
+
+def grouped_logits(model,                       # the PEFT model (a Qwen2/Llama causal LM: `segments_blocker` is None)
+                   names: Sequence[str],        # one adapter name per row
+                   input_ids: torch.Tensor,     # [B, T] token ids
+                   attention_mask: torch.Tensor, # [B, T], 1 at real tokens
+                   position_ids: torch.Tensor,  # [B, T]
+                   lora_context: Callable,      # rows' names, grouped -> the context the body runs in (e.g. `segmented`)
+                   positions: torch.Tensor | None = None, # [B, P] columns whose logits to return
+                   logits_to_keep: int | None = None,     # else the last this many columns (None or 0: all)
+                  ) -> torch.Tensor:
+    "The model body on the rows grouped by name (a stable sort), the LM head on the kept positions, rows back in order."
+    B = input_ids.shape[0]
+    order = sorted(range(B), key=names.__getitem__)                    # rows grouped by agent (stable)
+    perm = None if order == list(range(B)) else torch.tensor(order, device=input_ids.device)
+    take = (lambda x: x) if perm is None else (lambda x: x[perm])
+    lm, grouped = causal_lm(model), [names[k] for k in order]
+    with lora_context(grouped):
+        h = lm.model(input_ids=take(input_ids), attention_mask=take(attention_mask),
+                     position_ids=take(position_ids), use_cache=False).last_hidden_state
+        if positions is not None: h = h.gather(1, take(positions)[..., None].expand(-1, -1, h.shape[-1]))
+        elif logits_to_keep: h = h[:, -logits_to_keep:]
+        out = lm.lm_head(h)
+    return out if perm is None else out[torch.argsort(perm)]
+
+
+# %% ../../nbs/models/04_segments.ipynb #9321f20c
+def token_logprobs(logits: torch.Tensor,                    # [B, T, V] a forward's logits
+                   input_ids: torch.Tensor,                 # [B, T] the tokens they were computed on
+                   attention_mask: torch.Tensor | None = None, # [B, T], 1 at real tokens (None: all real)
+                  ) -> torch.Tensor:
+    "Log-probs `[B, T-1]` of tokens `input_ids[:, 1:]` under `logits`; entries whose token or context position is padding are 0."
+    logits = logits[:, :-1].float()
+    target = input_ids[:, 1:]
+    lp = logits.gather(-1, target.unsqueeze(-1)).squeeze(-1) - logits.logsumexp(-1)
+    if attention_mask is not None:
+        lp = lp * (attention_mask[:, 1:] * attention_mask[:, :-1]).to(lp.dtype)
+    return lp
+
