@@ -172,12 +172,13 @@ def audit_run(run_dir, episodes: int | None = None, checkpoints="all", ablate: s
             "recorded": recorded, "recorded_episodes": [p.name for p in rec],
             "flags": flags, "time_s": round(time.time() - t0, 2)}
 
-# %% ../../nbs/experiments/03_run_audit.ipynb #987422cf
+# %% ../../nbs/experiments/03_run_audit.ipynb #dff51e66
 def _f(v, nd=2) -> str:
     if v is None: return "-"
     return f"{v:.{nd}f}" if isinstance(v, float) else str(v)
 
-def audit_rows(audit: Mapping) -> list[dict]:
+def audit_rows(audit: Mapping, # an audit, as `audit_run` returns it
+              ) -> list[dict]:
     "The per-checkpoint table as rows of formatted cells."
     agents, out = audit["agents"], []
     for r in audit["checkpoints"]:
@@ -191,7 +192,8 @@ def audit_rows(audit: Mapping) -> list[dict]:
         out.append(row)
     return out
 
-def audit_table(audit: Mapping) -> str:
+def audit_table(audit: Mapping, # an audit, as `audit_run` returns it
+               ) -> str:
     "The per-checkpoint table as fixed-width text (shares and idle fractions in agent order)."
     rows = audit_rows(audit)
     cols = list(rows[0]) if rows else []
@@ -201,12 +203,11 @@ def audit_table(audit: Mapping) -> str:
            f"{audit['eval']['episodes']} held-out episodes per checkpoint)"
     return "\n".join([head, line({c: c for c in cols}), *map(line, rows)])
 
-def audit_figure(audit: Mapping):
-    "Plotly figure: reward curve on top; solo-carry, idle fractions, specialisation and joint events across checkpoints below."
+
+# %% ../../nbs/experiments/03_run_audit.ipynb #b5cd1ef0
+def _reward_panel(fig, audit: Mapping) -> None:
+    "The top row of `audit_figure`: training rollouts, the run's held-out evaluations and the audit's own, per checkpoint."
     import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
-    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=.07, row_heights=[.4, .35, .25],
-                        subplot_titles=("team reward", "solo-carry, idle fraction, specialisation", "joint events per episode"))
     rc, ck = audit["reward_curve"], audit["checkpoints"]
     tr = [r for r in rc if "team_reward" in r]; ev = [r for r in rc if "eval/team_reward" in r]
     x = [r["step"] for r in ck]
@@ -222,6 +223,19 @@ def audit_figure(audit: Mapping):
     fig.add_trace(go.Scatter(x=x, y=[r["team_reward"] for r in ck], name=aud_lab, mode="markers",
                              marker=dict(size=11, symbol="diamond", color="#d62728"),
                              error_y=dict(array=[r["team_reward_std"] for r in ck])), 1, 1)
+
+
+# %% ../../nbs/experiments/03_run_audit.ipynb #d453a462
+def audit_figure(audit: Mapping, # an audit, as `audit_run` returns it
+                ):
+    "Plotly figure: reward curve on top; solo-carry, idle fractions, specialisation and joint events across checkpoints below."
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=.07, row_heights=[.4, .35, .25],
+                        subplot_titles=("team reward", "solo-carry, idle fraction, specialisation", "joint events per episode"))
+    _reward_panel(fig, audit)
+    ck = audit["checkpoints"]
+    x = [r["step"] for r in ck]
     fig.add_trace(go.Scatter(x=x, y=[r["solo_carry"] for r in ck], name="solo-carry", mode="lines+markers",
                              line=dict(color="#d62728", width=3)), 2, 1)
     for k, a in enumerate(audit["agents"]):
@@ -247,7 +261,10 @@ def audit_figure(audit: Mapping):
                           xanchor="left")])
     return fig
 
-def ablation_figure(audit: Mapping):
+
+# %% ../../nbs/experiments/03_run_audit.ipynb #d7c8784a
+def ablation_figure(audit: Mapping, # an audit, as `audit_run` returns it
+                   ):
     "Plotly bars: team reward of the full team and with each agent replaced by each stand-in (last ablated checkpoint)."
     import plotly.graph_objects as go
     r = next((r for r in reversed(audit["checkpoints"]) if r.get("ablation")), None)
@@ -263,7 +280,10 @@ def ablation_figure(audit: Mapping):
                       width=820, yaxis_title="team reward", barmode="group")
     return fig
 
-def audit_html(audit: Mapping) -> str:
+
+# %% ../../nbs/experiments/03_run_audit.ipynb #552d5682
+def audit_html(audit: Mapping, # an audit, as `audit_run` returns it
+              ) -> str:
     "A standalone HTML page: flags, the audit figure, the per-checkpoint table and the ablation bars."
     rows = audit_rows(audit)
     cols = list(rows[0]) if rows else []
@@ -277,6 +297,7 @@ def audit_html(audit: Mapping) -> str:
               f"need = drop in team reward / team reward when the agent is replaced by an idle / random stand-in</p>"
             + table + ablation_figure(audit).to_html(full_html=False, include_plotlyjs=False))
     return f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>audit {html.escape(audit['run'])}</title></head><body>{body}</body></html>"
+
 
 # %% ../../nbs/experiments/03_run_audit.ipynb #2608409a
 def write_audit(run_dir, trainer=None, episodes: int | None = None, checkpoints="all", ablate: str = "last",
