@@ -23,7 +23,8 @@ __all__ = ['NotARunDirectory', 'load_run_config', 'run_checkpoints', 'rise_toget
 class NotARunDirectory(ValueError):
     "The path given to an audit is not a training run directory."
 
-def load_run_config(run_dir):
+def load_run_config(run_dir, # a run directory, as `marl-llm train` writes it
+                   ):
     "The `PAMAGRPOConfig` of the run in `run_dir` (a clear error naming the path if it is not a run directory)."
     from marl_llm.methods.pa_magrpo import PAMAGRPOConfig
     p = Path(run_dir)
@@ -44,7 +45,8 @@ def load_run_config(run_dir):
     except ConfigError as e:
         raise NotARunDirectory(f"{str(p)!r} is not a PA-MAGRPO run directory: {e}") from None
 
-def run_checkpoints(run_dir) -> dict[int, Path | None]:
+def run_checkpoints(run_dir, # a run directory, as `marl-llm train` writes it
+                   ) -> dict[int, Path | None]:
     "The audit points of a run: step -> adapters folder (step 0: None, the initial adapters), oldest first."
     p = Path(run_dir)
     out: dict[int, Path | None] = {0: None}
@@ -57,8 +59,12 @@ def run_checkpoints(run_dir) -> dict[int, Path | None]:
     return dict(sorted(out.items()))
 
 # %% ../../nbs/experiments/03_run_audit.ipynb #229c1c80
-def rise_together(steps: Sequence[float], reward: Sequence[float | None], solo: Sequence[float | None],
-                  min_reward_rise: float = 0.0, min_solo_rise: float = 0.05) -> dict | None:
+def rise_together(steps: Sequence[float],          # the audited checkpoints' steps
+                  reward: Sequence[float | None],  # the team reward at each (None: undefined, skipped)
+                  solo: Sequence[float | None],    # the solo-carry index at each (None: undefined, skipped)
+                  min_reward_rise: float = 0.0,    # the fitted reward change must exceed this
+                  min_solo_rise: float = 0.05,     # and the fitted solo-carry change this
+                 ) -> dict | None:
     "A flag (dict) when the team reward and the solo-carry index both rise across checkpoints, else None."
     dr, ds = fitted_change(steps, reward), fitted_change(steps, solo)
     if dr is None or ds is None or not (dr > min_reward_rise and ds > min_solo_rise): return None
@@ -120,8 +126,16 @@ def _select(points: dict, checkpoints) -> list[int]:
     if bad: raise ValueError(f"no checkpoint at step(s) {bad}; this run has steps {steps}")
     return sorted(set(want))
 
-def audit_run(run_dir, episodes: int | None = None, checkpoints="all", ablate: str = "last", greedy: bool = False,
-              window: int = 10, kinds: Sequence[str] = ("idle", "random"), trainer=None, progress: bool = False) -> dict:
+def audit_run(run_dir,                      # a run directory, as `marl-llm train` writes it
+              episodes: int | None = None, # held-out episodes per checkpoint (None: the run's `eval_envs`)
+              checkpoints="all",           # "all", "last" or a list of steps
+              ablate: str = "last",        # partner ablation at "last", "all" or "none" of the checkpoints
+              greedy: bool = False,        # greedy choices instead of sampling
+              window: int = 10,            # steps within which one agent's cleaning and another's eating count as joint
+              kinds: Sequence[str] = ("idle", "random"), # the stand-ins that replace an agent in the ablation
+              trainer=None,                # a live method to evaluate through (None: a fresh one in a scratch folder)
+              progress: bool = False,      # a progress bar over the checkpoints
+             ) -> dict:
     """Behavioural audit of a run directory: per checkpoint, behaviour on held-out seeds; partner ablation; flags.
 
     `checkpoints`: "all", "last" or a list of steps; `ablate`: "last", "all" or "none"."""
@@ -300,8 +314,15 @@ def audit_html(audit: Mapping, # an audit, as `audit_run` returns it
 
 
 # %% ../../nbs/experiments/03_run_audit.ipynb #2608409a
-def write_audit(run_dir, trainer=None, episodes: int | None = None, checkpoints="all", ablate: str = "last",
-                greedy: bool = False, window: int = 10, progress: bool = False) -> dict:
+def write_audit(run_dir,                      # a run directory, as `marl-llm train` writes it; the files go into it
+                trainer=None,                # as for `audit_run`
+                episodes: int | None = None, # as for `audit_run`
+                checkpoints="all",           # as for `audit_run`
+                ablate: str = "last",        # as for `audit_run`
+                greedy: bool = False,        # as for `audit_run`
+                window: int = 10,            # as for `audit_run`
+                progress: bool = False,      # as for `audit_run`
+               ) -> dict:
     "Audit the run in `run_dir` (see `audit_run`) and write `audit.json` and `audit.html` into it; returns the audit."
     audit = audit_run(run_dir, episodes=episodes, checkpoints=checkpoints, ablate=ablate, greedy=greedy, window=window,
                       trainer=trainer, progress=progress)
@@ -312,7 +333,8 @@ def write_audit(run_dir, trainer=None, episodes: int | None = None, checkpoints=
     return audit
 
 # %% ../../nbs/experiments/03_run_audit.ipynb #b4866d5c
-def audit_cli(argv: list[str] | None = None) -> int:
+def audit_cli(argv: list[str] | None = None, # the command-line arguments (None: `sys.argv[1:]`)
+             ) -> int:
     "`marl-llm audit RUN_DIR`: behavioural audit of a training run (per-agent shares, idleness, solo-carry, ablation, flags)."
     p = argparse.ArgumentParser(prog="marl-llm audit", description="Behavioural audit of a training run: per checkpoint, each "
                                 "agent's contribution share, idle fraction and option types, the solo-carry index, joint events, "
