@@ -116,7 +116,7 @@ class _Evaluator:
     def __enter__(self): return self
     def __exit__(self, *exc): self.close()
 
-# %% ../../nbs/experiments/03_run_audit.ipynb #1b312d41
+# %% ../../nbs/experiments/03_run_audit.ipynb #1d7a2558
 def _select(points: dict, checkpoints) -> list[int]:
     steps = list(points)
     if checkpoints in (None, "all"): return steps
@@ -126,6 +126,22 @@ def _select(points: dict, checkpoints) -> list[int]:
     if bad: raise ValueError(f"no checkpoint at step(s) {bad}; this run has steps {steps}")
     return sorted(set(want))
 
+def _flags(rows: list[dict]) -> list[dict]:
+    "The audit's flags from its per-checkpoint rows: reward and solo-carry rising together; an agent not needed at the last."
+    flags = []
+    f = rise_together([r["step"] for r in rows], [r["team_reward"] for r in rows], [r["solo_carry"] for r in rows])
+    if f: flags.append(f)
+    last = rows[-1]
+    for a, d in (last.get("ablation") or {}).get("agents", {}).items():
+        need = d.get("idle", {}).get("need")
+        if last["team_reward"] > 0 and need is not None and need <= 0.05:
+            flags.append({"flag": "partner_not_needed", "agent": a, "need": need,
+                          "message": f"replacing {a} by an idle stand-in costs the team {need:.0%} of its reward at step "
+                                     f"{last['step']}: the others can run the task without it"})
+    return flags
+
+
+# %% ../../nbs/experiments/03_run_audit.ipynb #d72b4085
 def audit_run(run_dir,                      # a run directory, as `marl-llm train` writes it
               episodes: int | None = None, # held-out episodes per checkpoint (None: the run's `eval_envs`)
               checkpoints="all",           # "all", "last" or a list of steps
@@ -164,16 +180,7 @@ def audit_run(run_dir,                      # a run directory, as `marl-llm trai
     metrics = RunDir(run_dir, quiet=True).metrics()
     rec = sorted((run_dir / "episodes").glob("*.json"))
     recorded = behaviour_metrics([Episode.load(p) for p in rec], cfg.game, cfg.horizon, window) if rec else None
-    flags = []
-    f = rise_together([r["step"] for r in rows], [r["team_reward"] for r in rows], [r["solo_carry"] for r in rows])
-    if f: flags.append(f)
-    last = rows[-1]
-    for a, d in (last.get("ablation") or {}).get("agents", {}).items():
-        need = d.get("idle", {}).get("need")
-        if last["team_reward"] > 0 and need is not None and need <= 0.05:
-            flags.append({"flag": "partner_not_needed", "agent": a, "need": need,
-                          "message": f"replacing {a} by an idle stand-in costs the team {need:.0%} of its reward at step "
-                                     f"{last['step']}: the others can run the task without it"})
+    flags = _flags(rows)
     return {"run": str(run_dir), "game": cfg.game, "layout": cfg.layout, "algo": cfg.method, "backbone": cfg.backbone,
             "updates": cfg.updates, "agents": list(rows[0]["agents"]),
             "eval": {"episodes": episodes, "seeds": seeds, "greedy": greedy, "sampler_seed": cfg.eval_seed,
