@@ -29,9 +29,9 @@ from ..options.burnin import burn_in
 from ..options.guards import synthesize
 
 # %% auto #0
-__all__ = ['FULL_SETTINGS', 'PROGRESS_EVENTS', 'floor_ceiling', 'CountingFilter', 'make_guards', 'llm_option_rewards',
-           'llm_primitive_rewards', 'strategic_eval', 'text_accuracy', 'recorded', 'strategic_states', 'parse_rates',
-           'also_rates', 'measure', 'merge_results', 'summary_rows', 'reward_figure', 'parse_figure', 'choice_figure']
+__all__ = ['FULL_SETTINGS', 'floor_ceiling', 'CountingFilter', 'make_guards', 'llm_option_rewards', 'llm_primitive_rewards',
+           'strategic_eval', 'text_accuracy', 'recorded', 'strategic_states', 'parse_rates', 'also_rates', 'measure',
+           'merge_results']
 
 # %% ../../nbs/experiments/12_real_backbone.ipynb #64bfbec9
 def _menu_index(d, opt: Option) -> int:
@@ -162,7 +162,8 @@ def text_accuracy(adapters,                  # `AgentAdapters` (the frozen base)
 
 # %% ../../nbs/experiments/12_real_backbone.ipynb #ceea1732
 @contextmanager
-def recorded(module):
+def recorded(module, # a module whose `sample_texts` is patched while inside (e.g. `learn.first_error`)
+            ):
     "Record the texts `module.sample_texts` returns while inside (the caller's own parsing still runs on them)."
     orig, log = module.sample_texts, []
     def wrap(*a, **k):
@@ -176,7 +177,9 @@ def _rate(texts, accept) -> dict:
     return {"n": len(texts), "accepted": float(np.mean(ok)) if ok else None,
             "failures": [t for t, o in zip(texts, ok) if not o][:3]}
 
-def strategic_states(n: int, seed: int = 0) -> list:
+def strategic_states(n: int,        # decision points
+                     seed: int = 0, # seed of the random play
+                    ) -> list:
     "`n` (env, seat) decision points from random play of Kuhn Poker and Tic-Tac-Toe (alternating)."
     from marl_llm.games.strategic import make_strategic_game as strat_game
     rng, out = np.random.default_rng(seed), []
@@ -224,7 +227,11 @@ def parse_rates(adapters,           # `AgentAdapters` (the frozen base)
     return out
 
 # %% ../../nbs/experiments/12_real_backbone.ipynb #04e2b061
-def also_rates(adapters, n: int = 20, seed: int = 0, json_tokens: int = 96) -> dict:
+def also_rates(adapters,              # `AgentAdapters` (the frozen base)
+               n: int = 20,           # evidence records (and generator prompts)
+               seed: int = 0,         # seed of the evidence
+               json_tokens: int = 96, # new tokens per reply
+              ) -> dict:
     "LLM-ALSO's critic and generator prompts on `n` varied evidence records: JSON accepted, and shapings that validate."
     from marl_llm.methods import llm_also_critic as also
     rng = np.random.default_rng(seed)
@@ -257,11 +264,30 @@ FULL_SETTINGS = dict(layouts=["cramped_room", "asymmetric_advantages"], episodes
                      json_tokens=96, long_horizon=100)
 "The committed run's settings (`data/real_backbone.json`), the same for every backbone; with the first 200 GSM8K test problems."
 
-def measure(name: str, json_path=None, gsm8k_tasks=(), layouts=("cramped_room",), episodes: int = 16, horizon: int = 40,
-            obs: str = "auto", primitive_layouts=None, primitive_episodes: int = 16, primitive_horizon: int = 40,
-            guard_episodes: int = 40, strat_games: int = 10, strat_kinds=None, chain_tokens: int = 32, arith_n: int = 20,
-            parse_n: int = 10, text_tokens: int = 128, json_tokens: int = 96, long_horizon: int = 100, seed: int = 0,
-            arith_tokens: int = 48, parts=("overcooked", "strategic", "text", "parse"), work=None) -> dict:
+def measure(name: str,                                          # the backbone (`load_backbone`'s name)
+            json_path=None,                                     # results JSON: read to resume, rewritten after each piece
+            gsm8k_tasks=(),                                     # GSM8K tasks for the text part (empty: skipped)
+            layouts=("cramped_room",),                          # Overcooked layouts
+            episodes: int = 16,                                 # held-out episodes per option arm
+            horizon: int = 40,                                  # steps per episode (option arms and floors)
+            obs: str = "auto",                                  # observation form of the option prompts
+            primitive_layouts=None,                             # layouts of the primitive arm (None: `layouts`)
+            primitive_episodes: int = 16,                       # episodes of the primitive arm
+            primitive_horizon: int = 40,                        # steps per episode of the primitive arm
+            guard_episodes: int = 40,                           # burn-in episodes the guards are synthesised from
+            strat_games: int = 10,                              # games per opponent kind
+            strat_kinds=None,                                   # opponent kinds (None: `strategic_eval`'s)
+            chain_tokens: int = 32,                             # new tokens per reasoning chain
+            arith_n: int = 20,                                  # arithmetic tasks per term count (2 and 3)
+            parse_n: int = 10,                                  # prompts per text method (`parse_rates`)
+            text_tokens: int = 128,                             # new tokens per GSM8K answer
+            json_tokens: int = 96,                              # new tokens per LLM-ALSO reply
+            long_horizon: int = 100,                            # horizon of the long-horizon floors
+            seed: int = 0,                                      # seed of every part
+            arith_tokens: int = 48,                             # new tokens per arithmetic answer
+            parts=("overcooked", "strategic", "text", "parse"), # which of overcooked, strategic, text, parse to measure
+            work=None,                                          # folder for the guard files (None: a temporary folder)
+           ) -> dict:
     """Every measurement of backbone `name` (frozen) in `parts`, and the floors if missing; pieces already in the JSON are
     skipped and the JSON is rewritten after each one, so an interrupted run resumes where it stopped."""
     import tempfile
@@ -316,77 +342,3 @@ def merge_results(*parts: dict) -> dict:
     for name, r in out.get("backbones", {}).items():
         r["settings"]["layouts"] = sorted({l for p in parts for l in p.get("backbones", {}).get(name, {}).get("settings", {}).get("layouts", [])})
     return out
-
-# %% ../../nbs/experiments/12_real_backbone.ipynb #13e49b7d
-PROGRESS_EVENTS = ("onion_picked", "onion_potted", "cook_started", "soup_delivered")
-"The Overcooked events the table counts per episode: the steps towards a soup."
-
-def summary_rows(res: dict) -> list[dict]:
-    "One row per measurement, one column per backbone (means; reward arms per layout)."
-    bbs, rows = list(res["backbones"]), []
-    m = lambda x: None if x is None else float(np.mean(x["rewards"]))
-    for k in ("episodes", "horizon", "primitive_episodes", "primitive_horizon", "strat_games", "gsm8k_n", "arith_n", "parse_n"):
-        rows.append({"measure": f"setting: {k}", **{b: res["backbones"][b].get("settings", {}).get(k) for b in bbs}})
-    for lay, fl in res["floors"].items():
-        for arm in ("primitive", "options", "guarded"):
-            rows.append({"measure": f"{lay}: team reward, LLM {arm}", **{b: m(res["backbones"][b].get("overcooked", {}).get(lay, {}).get(arm)) for b in bbs}})
-        g = lambda b: res["backbones"][b].get("overcooked", {}).get(lay, {}).get("guarded", {})
-        rows.append({"measure": f"{lay}: share of decisions guards cut", **{b: g(b).get("guard_cut_share") for b in bbs}})
-        rows.append({"measure": f"{lay}: menu entries guards remove per decision", **{b: g(b)["guard_removed"] / max(g(b)["guard_menus"], 1) if g(b) else None for b in bbs}})
-        for arm in ("random_options", "scripted"): rows.append({"measure": f"{lay}: team reward, {arm} (no LLM)", **{b: m(fl[arm]) for b in bbs}})
-        for ev in PROGRESS_EVENTS:                         # partial progress behind a zero reward (None: not recorded)
-            per_ep = lambda x: x["events"].get(ev, 0) / len(x["rewards"]) if x and "events" in x else None
-            for arm in ("primitive", "options", "guarded"):
-                rows.append({"measure": f"{lay}: {ev} per episode, LLM {arm}", **{b: per_ep(res["backbones"][b].get("overcooked", {}).get(lay, {}).get(arm)) for b in bbs}})
-            for arm in ("random_options", "scripted"):
-                rows.append({"measure": f"{lay}: {ev} per episode, {arm} (no LLM)", **{b: per_ep(fl[arm]) for b in bbs}})
-        fl2 = res.get("floors_long", {}).get(lay)
-        for arm in ("random_options", "scripted") if fl2 else ():
-            rows.append({"measure": f"{lay}: team reward, {arm} (no LLM), horizon {fl2['horizon']}", **{b: m(fl2[arm]) for b in bbs}})
-    for g in ("kuhn_poker", "tictactoe"):
-        for kind in sorted(next(iter(res["backbones"].values())).get("strategic", {}).get(g, {})):
-            for k in ("win_rate", "payoff", "chain_ok", "legal_move"):
-                rows.append({"measure": f"{g} vs {kind}: {k}", **{b: res["backbones"][b].get("strategic", {}).get(g, {}).get(kind, {}).get(k) for b in bbs}})
-    for t in ("gsm8k", "arith2", "arith3"):
-        for k in ("accuracy", "number_found"):
-            rows.append({"measure": f"{t}: {k}", **{b: res["backbones"][b].get("text", {}).get(t, {}).get(k) for b in bbs}})
-    for meth in next(iter(res["backbones"].values())).get("parse", {}):
-        rows.append({"measure": f"parse accepted: {meth}", **{b: res["backbones"][b].get("parse", {}).get(meth, {}).get("accepted") for b in bbs}})
-    return rows
-
-def reward_figure(res: dict) -> go.Figure:
-    "Mean team reward (± std over episodes) per arm and layout, LLM arms per backbone beside the floors."
-    fig = go.Figure()
-    lays = list(res["floors"])
-    arms = [(f"{b} {a}", lambda l, b=b, a=a: res["backbones"][b].get("overcooked", {}).get(l, {}).get(a)) for b in res["backbones"]
-            for a in ("primitive", "options", "guarded")] + [(a, lambda l, a=a: res["floors"][l][a]) for a in ("random_options", "scripted")]
-    for name, get in arms:
-        v = [get(l) for l in lays]
-        y = [float(np.mean(x["rewards"])) if x else None for x in v]
-        fig.add_bar(name=name, x=lays, y=y, text=[f"{t:g}" if t is not None else "" for t in y], textposition="outside",
-                    error_y=dict(type="data", array=[np.std(x["rewards"]) if x else 0 for x in v]))
-    return fig.update_layout(barmode="group", title="Team reward per arm (mean ± std over held-out episodes; episode counts in the table)",
-                             yaxis_title="team reward", height=420)
-
-def parse_figure(res: dict) -> go.Figure:
-    "Share of greedy completions each text method's parser accepts, per backbone."
-    fig = go.Figure()
-    for b, r in res["backbones"].items():
-        p = r.get("parse", {})
-        fig.add_bar(name=b, x=list(p), y=[v["accepted"] for v in p.values()], text=[f"{v['accepted']:.2f}" for v in p.values()])
-    return fig.update_layout(barmode="group", title="Parser acceptance of frozen completions (greedy)", yaxis_range=[0, 1.05], height=380)
-
-def choice_figure(res: dict) -> go.Figure:
-    "What each frozen backbone chooses: shares of option kinds (options, guarded) and of primitive actions, per layout."
-    from plotly.subplots import make_subplots
-    from plotly.colors import qualitative
-    fig = make_subplots(1, 2, subplot_titles=("options chosen (share of decisions)", "primitive actions (share)"), horizontal_spacing=0.3)
-    for col, (arms, key, pal) in enumerate(((("options", "guarded"), "options", qualitative.Plotly),
-                                            (("primitive",), "actions", qualitative.Dark2)), 1):
-        rows = [(f"{b} · {a} · {l}", x[key]) for b, r in res["backbones"].items() for l, oc in r.get("overcooked", {}).items()
-                for a in arms if (x := oc.get(a))]
-        kinds = sorted({k for _, c in rows for k in c})
-        for j, k in enumerate(kinds):
-            fig.add_bar(name=k, marker_color=pal[j % len(pal)], y=[n for n, _ in rows], x=[c.get(k, 0) / max(sum(c.values()), 1) for _, c in rows],
-                        orientation="h", row=1, col=col, legendgroup=key, legendgrouptitle_text=key if k == kinds[0] else None)
-    return fig.update_layout(barmode="stack", height=520, title="Frozen choices (sampled at temperature 1)", legend_groupclick="toggleitem")
