@@ -49,10 +49,12 @@ def also_updates(budget: int,         # total updates to spend: main line plus b
     return u
 
 def run(out: str | Path,                 # folder for every run
-                        seeds: Sequence[int] = (0, 1, 2),
+                        seeds: Sequence[int] = (0, 1, 2),  # seeds per arm
                         arms: dict = ARMS,               # arm -> config fields
                         json_path: str | Path | None = None, # results written here after each run
-                        quiet: bool = True, **settings) -> dict:
+                        quiet: bool = True,              # no progress bars
+                        **settings,                      # over `SETTINGS` (config fields, `budget` and the validation knobs)
+                       ) -> dict:
     "Every arm for every seed at equal total compute; curves, final held-out sparse return, first soup, branch share."
     s = {**SETTINGS, **settings}
     budget = s.pop("budget")

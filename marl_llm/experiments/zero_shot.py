@@ -71,17 +71,23 @@ def make_guards(layout: str,            # the Overcooked layout
                 path,                   # where to write the guard file
                 episodes: int = 40,     # random burn-in episodes (the `marl-llm guards` default)
                 horizon: int | None = None, # burn-in horizon (None: the game's)
-                seed: int = 0, m: int = 3) -> dict:
+                seed: int = 0,          # burn-in seed
+                m: int = 3,             # `synthesize`'s m
+               ) -> dict:
     "Guards synthesised from random burn-in (`burnin.burn_in`, `guards.synthesize`), saved to `path`."
     log = burn_in("overcooked", layout, episodes=episodes, seeds=(seed,), horizon=horizon)
     gs = synthesize(log, m=m); gs.save(path)
     return {"path": str(path), "guards": len(gs), "rules": [str(g) for g in gs], "burnin_failure_rate": log.failure_rate}
 
 def llm_option_rewards(adapters,                # `AgentAdapters` (fresh: the frozen base)
-                       layout: str, seeds: Sequence[int], horizon: int,
+                       layout: str,              # the Overcooked layout
+                       seeds: Sequence[int],     # episode seeds, one env each
+                       horizon: int,             # steps per episode
                        guards: str | None = None, # a guard file (None: the unfiltered menu)
                        obs: str = "auto",          # the observation form (`option_rollout.obs_form`)
-                       sampler_seed: int = 0, greedy: bool = False) -> dict:
+                       sampler_seed: int = 0,      # seed of the option sampler
+                       greedy: bool = False,       # argmax choices (False: sampled at temperature 1)
+                      ) -> dict:
     "Team reward per seed of the frozen LLM over options (scoring mode), its events summed over episodes, and how often the guards cut a menu."
     filt = guard_filter(guards, "overcooked", layout)
     filt = CountingFilter(filt) if filt is not None else None
@@ -96,8 +102,12 @@ def llm_option_rewards(adapters,                # `AgentAdapters` (fresh: the fr
 
 # %% ../../nbs/experiments/12_real_backbone.ipynb #928d6fc1
 def llm_primitive_rewards(adapters,          # `AgentAdapters` (fresh: the frozen base)
-                          layout: str, seeds: Sequence[int], horizon: int,
-                          greedy: bool = False, seed: int = 0) -> dict:
+                          layout: str,           # the Overcooked layout
+                          seeds: Sequence[int],  # episode seeds, one env each
+                          horizon: int,          # steps per episode
+                          greedy: bool = False,  # argmax actions (False: sampled at temperature 1)
+                          seed: int = 0,         # the policy's sampling seed
+                         ) -> dict:
     "Team reward per seed of the frozen LLM choosing a primitive action every step (every env batched), its actions, and its events summed over episodes."
     pol = MenuPolicy(adapters, rules=RULES["overcooked"], seed=seed)
     envs = [make_game("overcooked", layout, horizon=horizon) for _ in seeds]
@@ -119,7 +129,9 @@ def strategic_eval(adapters,                 # `AgentAdapters` with `agent_0`, `
                    game: str,                # 'kuhn_poker' or 'tictactoe'
                    n_games: int = 20,        # games per fixed opponent, half in each seat
                    kinds: Sequence[str] | None = None, # fixed opponents (None: every one of the game)
-                   max_new_tokens: int = 40, seed: int = 0) -> dict:
+                   max_new_tokens: int = 40, # new tokens per reasoning chain
+                   seed: int = 0,            # seed of the config and the opponents
+                  ) -> dict:
     "Per fixed opponent: the greedy LLM's win rate, mean payoff, chain parse shares, fallbacks; failure examples."
     from marl_llm.methods.strat_reasoner import StratReasonerConfig, rollout, LLM
     from marl_llm.games.opponents import OPPONENTS
@@ -150,7 +162,8 @@ def text_accuracy(adapters,                  # `AgentAdapters` (the frozen base)
                   tasks,                     # `Task`s
                   max_new_tokens: int = 200, # new tokens per completion
                   batch: int = 16,           # completions per batched generate
-                  agent: str = "agent_0") -> dict:
+                  agent: str = "agent_0",   # whose adapter writes
+                 ) -> dict:
     "Greedy accuracy on `tasks`, the share of completions with a number in them, and examples of each kind."
     texts = [x for k in range(0, len(tasks), batch) for x in _gen(adapters, [t.prompt for t in tasks[k:k + batch]], max_new_tokens, agent)]
     ok = [t.verify(x) > 0 for t, x in zip(tasks, texts)]
@@ -195,7 +208,7 @@ def strategic_states(n: int,        # decision points
 # %% ../../nbs/experiments/12_real_backbone.ipynb #1b24172d
 def parse_rates(adapters,           # `AgentAdapters` (the frozen base)
                 n: int = 20,        # prompts per method
-                seed: int = 0,
+                seed: int = 0,      # seed of the tasks and states
                 chain_tokens: int = 32, # new tokens per reasoning chain
                 json_tokens: int = 96,  # new tokens per LLM-ALSO reply (`LLMJSON`'s default)
                ) -> dict:
@@ -332,7 +345,8 @@ def measure(name: str,                                          # the backbone (
     if "parse" in parts: piece(f"{name}/parse", lambda: r.__setitem__("parse", parse_rates(ad, parse_n, seed, chain_tokens, json_tokens)))
     return res
 
-def merge_results(*parts: dict) -> dict:
+def merge_results(*parts: dict, # `measure` results, each of some pieces
+                 ) -> dict:
     "Results of `measure` runs on disjoint pieces (e.g. one process per layout) merged into one (later parts win on a clash)."
     def deep(a, b):
         if not (isinstance(a, dict) and isinstance(b, dict)): return b
