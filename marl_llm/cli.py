@@ -15,7 +15,8 @@ from .methods.registry import METHODS, method_class
 __all__ = ['COMMANDS', 'demo', 'train_config', 'train', 'main']
 
 # %% ../nbs/90_cli.ipynb #77bffa43
-def demo(argv: list[str] | None = None) -> int:
+def demo(argv: list[str] | None = None, # the command's arguments (None: `sys.argv[1:]`)
+        ) -> int:
     "Two agents, one base, one forward pass: print each agent's menu distribution and choice on Overcooked."
     ap = argparse.ArgumentParser(prog="marl-llm demo", description=demo.__doc__)
     ap.add_argument("--backbone", default="tiny", help="'tiny' (built locally), 'smollm2-135m' (a real instruct LLM from its "
@@ -107,7 +108,8 @@ def _unknown_flag(flag: str, method: str) -> str:
     return f"{flag.split('=')[0]} is not a flag of method {method!r}{where}; `marl-llm train --method {method} --help` lists its flags"
 
 # %% ../nbs/90_cli.ipynb #d6c3712a
-def train_config(argv: list[str]) -> tuple:
+def train_config(argv: list[str], # `marl-llm train`'s arguments
+                ) -> tuple:
     "Parse `marl-llm train` arguments into (the method's validated config, parsed args); one-line `ConfigError`s."
     import json
     from marl_llm.core.config import ConfigError, config_from_dict, load_config
@@ -128,7 +130,8 @@ def train_config(argv: list[str]) -> tuple:
     check_backbone(cfg.backbone)                     # the model registry lives in models, above the config
     return cfg, a
 
-def train(argv: list[str] | None = None) -> int:
+def train(argv: list[str] | None = None, # the command's arguments (None: `sys.argv[1:]`)
+         ) -> int:
     "`marl-llm train --method M ...`: build the method's config, then `fit` it (under accelerate when launched by it)."
     from marl_llm.core.config import ConfigError
     from marl_llm.learn.checkpoint import NonFiniteLoss
@@ -185,7 +188,8 @@ def _audit(argv):
 
 COMMANDS = {"demo": demo, "guards": _guards, "train": train, "audit": _audit}
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, # command and arguments (None: `sys.argv[1:]`)
+        ) -> int:
     "`marl-llm <command> [args]`; `marl-llm --help` lists the commands."
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv or argv[0] in ("-h", "--help"):

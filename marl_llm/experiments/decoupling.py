@@ -30,9 +30,14 @@ def _finished(run_dir: Path, cfg) -> bool:
     except ValueError: return False
     return same and any(r.get("step") == cfg.updates for r in RunDir(run_dir, quiet=True).metrics())
 
-def run(out="runs/decoupling", layouts: Sequence[str] = ("cramped_room", "forced_coordination"),
-                          seeds: Sequence[int] = (0, 1), audit_episodes: int = 8, guard_episodes: int = 40,
-                          progress: bool = True, **overrides) -> dict:
+def run(out="runs/decoupling",                                            # folder for the guards and every run (finished runs are reused)
+        layouts: Sequence[str] = ("cramped_room", "forced_coordination"), # Overcooked layouts to train on
+        seeds: Sequence[int] = (0, 1),                                    # training seeds per layout
+        audit_episodes: int = 8,                                          # held-out episodes per checkpoint in each run's audit
+        guard_episodes: int = 40,                                         # burn-in episodes the guards of a layout are synthesised from
+        progress: bool = True,                                            # progress bars (training and audit)
+        **overrides,                                                      # `PAMAGRPOConfig` fields over `SETTINGS`
+       ) -> dict:
     "Train PA-MAGRPO on each layout and seed (finished runs are reused), audit every run, summarise reward and solo-carry."
     from marl_llm.methods.pa_magrpo import PAMAGRPOConfig, PAMAGRPO
     from marl_llm.learn.pipeline import Pipeline
@@ -67,7 +72,8 @@ def run(out="runs/decoupling", layouts: Sequence[str] = ("cramped_room", "forced
                        "audit_episodes": audit_episodes, "eval_seed": PAMAGRPOConfig().eval_seed},
             "layouts": list(layouts), "seeds": [int(s) for s in seeds], "runs": runs, "time_s": round(time.time() - t0, 1)}
 
-def figure(res: Mapping):
+def figure(res: Mapping, # `run`'s result
+          ):
     "Plotly figure: held-out team reward and solo-carry across checkpoints, one colour per layout (one line per seed)."
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
@@ -87,7 +93,8 @@ def figure(res: Mapping):
                       height=380, width=980)
     return fig
 
-def summarise(res: Mapping) -> dict:
+def summarise(res: Mapping, # `run`'s result
+             ) -> dict:
     "Per layout, seeds pooled: held-out team reward and solo-carry at the first and the last checkpoint, and the flags raised."
     out = {}
     for lay in res["layouts"]:
@@ -97,7 +104,8 @@ def summarise(res: Mapping) -> dict:
         out[lay]["flags"] = sum(len(r["flags"]) for r in runs)
     return out
 
-def table(res: Mapping) -> str:
+def table(res: Mapping, # `run`'s result
+         ) -> str:
     "Reward and solo-carry per layout and seed, first vs last checkpoint, with the idle-ablation need of each agent."
     lines = [f"{'layout':<22}{'seed':>5}{'reward@0':>10}{'reward@end':>12}{'solo@0':>8}{'solo@end':>10}{'joint/ep@end':>14}"
              f"  reward drop with an idle stand-in (need)"]

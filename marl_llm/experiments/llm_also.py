@@ -32,7 +32,11 @@ SETTINGS = dict(game="overcooked", layout="cramped_room", horizon=60, envs=1, gr
                      val_envs=4, validate_every=3, branches=1, branch_updates=2, budget=12, checkpoint_every=1000)
 "The settings of the committed experiment (`data/llm_also.json`); seeds 0, 1, 2."
 
-def also_updates(budget: int, validate_every: int, branches: int, branch_updates: int) -> int:
+def also_updates(budget: int,         # total updates to spend: main line plus branches
+                 validate_every: int, # a validation every this many pipeline updates
+                 branches: int,       # candidate branches per validation
+                 branch_updates: int, # updates each branch (and the control) trains per validation
+                ) -> int:
     "Pipeline updates of an LLM-ALSO run whose main-line plus branch updates come to `budget` (a ConfigError if none does)."
     from marl_llm.core.config import ConfigError
     spent, u = 0, 0
@@ -45,10 +49,12 @@ def also_updates(budget: int, validate_every: int, branches: int, branch_updates
     return u
 
 def run(out: str | Path,                 # folder for every run
-                        seeds: Sequence[int] = (0, 1, 2),
+                        seeds: Sequence[int] = (0, 1, 2),  # seeds per arm
                         arms: dict = ARMS,               # arm -> config fields
                         json_path: str | Path | None = None, # results written here after each run
-                        quiet: bool = True, **settings) -> dict:
+                        quiet: bool = True,              # no progress bars
+                        **settings,                      # over `SETTINGS` (config fields, `budget` and the validation knobs)
+                       ) -> dict:
     "Every arm for every seed at equal total compute; curves, final held-out sparse return, first soup, branch share."
     s = {**SETTINGS, **settings}
     budget = s.pop("budget")
@@ -86,7 +92,8 @@ def run(out: str | Path,                 # folder for every run
     if json_path: write_json(json_path, round_floats(res), indent=1)
     return res
 
-def summarise(res: dict) -> dict:
+def summarise(res: dict, # `run`'s result
+             ) -> dict:
     "Per arm: final held-out sparse return (mean, std, per seed), runs with a soup, first soup, compute, branch share."
     out = {}
     for arm in res["arms"]:
@@ -102,7 +109,8 @@ def summarise(res: dict) -> dict:
     return out
 
 # %% ../../nbs/experiments/11_llm_also.ipynb #8ed9edc6
-def table(res: dict) -> str:
+def table(res: dict, # `run`'s result
+         ) -> str:
     "The committed experiment's table: per arm final held-out sparse return, soups, first soup, compute, branch share, promotions."
     head = f"{'arm':8s} {'final mean ± std':>17s} {'soup runs':>9s} {'first soup':>10s} {'compute':>8s} {'branches':>8s} {'promoted':>9s}   per seed"
     rows = [head]
@@ -114,7 +122,9 @@ def table(res: dict) -> str:
     return "\n".join(rows)
 
 # %% ../../nbs/experiments/11_llm_also.ipynb #98d2dcce
-def figure(res: dict, title: str = "LLM-ALSO at equal compute") -> go.Figure:
+def figure(res: dict,                                # `run`'s result
+           title: str = "LLM-ALSO at equal compute", # the figure's title
+          ) -> go.Figure:
     "Final held-out sparse return per arm (mean ± std) and the held-out curves against total compute."
     sm = summarise(res)
     arms = list(sm)

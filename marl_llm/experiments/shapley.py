@@ -28,7 +28,11 @@ from ..learn.shapley import team_game, shapley
 __all__ = ['SETTINGS', 'ARMS', 'planted_pairs', 'planted_base', 'run', 'summarise', 'figure']
 
 # %% ../../nbs/experiments/09_shapley.ipynb #4931549d
-def planted_pairs(tasks: Sequence[Task], p: float = 0.6, seed: int = 0, label: str = "step") -> list[tuple[str, str]]:
+def planted_pairs(tasks: Sequence[Task], # the tasks; three (prompt, completion) pairs each
+                  p: float = 0.6,        # probability the corrupter writes 0
+                  seed: int = 0,         # seed of the slips and corruptions
+                  label: str = "step",   # hand-off label of the prompts (`handoff_prompt`)
+                 ) -> list[tuple[str, str]]:
     "Warm-start pairs of a solver -> copier -> corrupter chain (the corrupter writes 0 with probability `p`)."
     rng, out = np.random.default_rng(seed), []
     for t in tasks:
@@ -39,7 +43,11 @@ def planted_pairs(tasks: Sequence[Task], p: float = 0.6, seed: int = 0, label: s
         out.append((handoff_prompt(t.prompt, [f" {first}", f" {first}"], label), f" {bad}"))   # the harmful copier
     return out
 
-def planted_base(cfg: TeamTRConfig, p: float, cache_dir, quiet: bool = True) -> str:
+def planted_base(cfg: TeamTRConfig,  # its `sft_*` fields drive the warm start
+                 p: float,           # the corrupter's probability (`planted_pairs`)
+                 cache_dir,          # folder of the cached base
+                 quiet: bool = True, # no progress bars
+                ) -> str:
     "The planted team's warm-started base (cached): `cfg`'s sft_* fields on `planted_pairs`."
     return warm_base(cfg, lambda pool: planted_pairs(pool, p, cfg.sft_seed, "step"), cache_dir,
                      {"planted": p, "format": 2}, quiet=quiet)
@@ -52,8 +60,14 @@ SETTINGS = dict(n_components=3, terms=2, max_digit=5, router="fixed", schedule="
 ARMS = ("team", "shapley")
 "The credit arms: the group-normalised team reward, or Shapley credit spread over the messages."
 
-def run(out: str | Path, p: float = 0.6, seeds: Sequence[int] = (0, 1, 2), credits: Sequence[str] = ARMS,
-                json_path: str | Path | None = None, quiet: bool = True, **overrides) -> dict:
+def run(out: str | Path,                     # folder for the planted base and every run
+        p: float = 0.6,                      # the corrupter's probability (`planted_pairs`)
+        seeds: Sequence[int] = (0, 1, 2),    # seeds per credit arm
+        credits: Sequence[str] = ARMS,       # the credit arms (`TeamTRConfig.credit` values); the first also measures the start credit
+        json_path: str | Path | None = None, # results written here after each run
+        quiet: bool = True,                  # no progress bars
+        **overrides,                         # `TeamTRConfig` fields over `SETTINGS`
+       ) -> dict:
     "The planted team's Shapley credit at the start, then each credit arm trained per seed from the same planted base."
     out = Path(out)
     base = TeamTRConfig(**{**SETTINGS, **overrides}).validate()
@@ -79,7 +93,8 @@ def run(out: str | Path, p: float = 0.6, seeds: Sequence[int] = (0, 1, 2), credi
     if json_path: write_json(json_path, round_floats(res), indent=1)
     return res
 
-def summarise(res: dict) -> dict:
+def summarise(res: dict, # `run`'s result
+             ) -> dict:
     "Per credit arm: final accuracy (mean, std, per seed), area under the accuracy curve, seconds per update."
     out = {}
     for cr in res["credits"]:
@@ -94,7 +109,8 @@ def summarise(res: dict) -> dict:
     return out
 
 # %% ../../nbs/experiments/09_shapley.ipynb #239c805b
-def figure(res: dict) -> go.Figure:
+def figure(res: dict, # `run`'s result
+          ) -> go.Figure:
     "Start-of-training Shapley credit per member (mean ± std over seeds) and held-out accuracy per credit arm."
     ps = summarise(res)
     fig = make_subplots(rows=1, cols=2, subplot_titles=("Shapley credit of the untrained planted team",

@@ -31,8 +31,12 @@ SETTINGS = dict(n_components=2, max_digit=5, router="fixed", sft_steps=300, sft_
                     max_new_tokens=6, lr=2e-3, train_tasks=96, beta=0.1, epochs=3, batch=16, budget=8)
 "The settings of the committed DPO comparison (`data/shapley_dpo.json`); seeds 0, 1, 2."
 
-def run(out: str | Path, seeds: Sequence[int] = (0, 1, 2), json_path: str | Path | None = None, quiet: bool = True,
-            **overrides) -> dict:
+def run(out: str | Path,                     # folder for the warm start and every run
+        seeds: Sequence[int] = (0, 1, 2),    # seeds of the fresh adapters and rollouts, per arm
+        json_path: str | Path | None = None, # results written here
+        quiet: bool = True,                  # no progress bars
+        **overrides,                         # over `SETTINGS`: `TeamTRConfig` fields and the DPO's train_tasks, beta, epochs, batch, budget
+       ) -> dict:
     "First-error vs outcome-only DPO pairs from the same rollouts, equal counts, the same fresh adapters; accuracy per seed."
     st_ = {**SETTINGS, **overrides}
     extra = {k: st_.pop(k) for k in ("train_tasks", "beta", "epochs", "batch", "budget")}
@@ -69,12 +73,15 @@ def run(out: str | Path, seeds: Sequence[int] = (0, 1, 2), json_path: str | Path
 ARMS = ("first-error", "outcome-only")
 "Where the preference pairs come from."
 
-def summarise(res: dict) -> dict:
+def summarise(res: dict, # `run`'s result
+             ) -> dict:
     "Per arm: accuracy before and after DPO (mean, std, per seed) and the pairs it trained on."
     return {arm: dict(**final_stats(runs), pairs=[r["pairs"] for r in runs])
             for arm in ARMS if (runs := [r for r in res["runs"] if r["arm"] == arm])}
 
-def figure(res: dict, title: str = "DPO from first-error vs outcome-only pairs") -> go.Figure:
+def figure(res: dict,                                                 # `run`'s result
+           title: str = "DPO from first-error vs outcome-only pairs", # the figure's title
+          ) -> go.Figure:
     "Greedy accuracy before and after DPO per arm: mean ± std over the seeds, each seed a point."
     sm = summarise(res)
     fig = go.Figure()

@@ -25,8 +25,12 @@ __all__ = ['ARMS', 'run', 'summarise', 'figure']
 # %% ../../nbs/experiments/05_strat_reasoner.ipynb #50fb679e
 ARMS = {"hybrid": 0.5, "outcome_only": 0.0}
 
-def run(out: str | Path, seeds: Sequence[int] = (0, 1, 2), arms: dict | None = None, json_path: str | Path | None = None,
-             **cfg_kwargs) -> dict:
+def run(out: str | Path,                     # folder for every seed's warm start and runs (finished runs are reused)
+        seeds: Sequence[int] = (0, 1, 2),    # seeds per arm
+        arms: dict | None = None,            # arm name -> `lam`, the hybrid weight (None: `ARMS`)
+        json_path: str | Path | None = None, # results written here after each run
+        **cfg_kwargs,                        # `StratReasonerConfig` fields shared by every arm
+       ) -> dict:
     "Hybrid vs outcome-only at equal compute over `seeds`; returns (and writes) before/after scores and curves."
     arms = dict(arms or ARMS)
     out = Path(out)
@@ -72,7 +76,9 @@ def _rounded(o, nd: int = 3):
     if isinstance(o, (list, tuple)): return [_rounded(v, nd) for v in o]
     return o
 
-def summarise(res: dict, last: int = 10) -> dict:
+def summarise(res: dict,      # `run`'s result
+              last: int = 10, # the process score is averaged over this many last updates
+             ) -> dict:
     "Mean ± std over seeds per arm: before/after score per opponent, after format rate, process score of the last updates."
     out = {}
     for arm in res["arms"]:
@@ -88,7 +94,8 @@ def summarise(res: dict, last: int = 10) -> dict:
         out[arm] = row
     return out
 
-def figure(res: dict) -> go.Figure:
+def figure(res: dict, # `run`'s result
+          ) -> go.Figure:
     "Score against each fixed opponent before and after RL per arm (mean ± std over seeds), and the process score during training."
     summ, kinds = summarise(res), list(next(iter(res["runs"].values()))["after"])
     fig = make_subplots(rows=1, cols=2, subplot_titles=("score vs fixed opponents (mean ± std over seeds)",

@@ -69,7 +69,8 @@ def run(out: str | Path,                          # folder for every run (and th
     if json_path: write_json(json_path, round_floats(res), indent=1)
     return res
 
-def summarise(res: dict) -> dict:
+def summarise(res: dict, # `run`'s result
+             ) -> dict:
     "Mean, std and per-seed values of the final accuracy (and of the start) per schedule; replacement means."
     out = {}
     for sch in res["schedules"]:
@@ -97,7 +98,9 @@ NAMES = {"teamtr": "TeamTR (resample after each component)", "stale": "stale-occ
          "simultaneous": "simultaneous", "single": "single agent"}
 COLOURS = dict(teamtr="#1f77b4", stale="#d62728", simultaneous="#2ca02c", single="#9467bd")
 
-def figure(res: dict, title: str = "Team accuracy during training (mean ± std over seeds)"):
+def figure(res: dict,                                                            # `run`'s result
+           title: str = "Team accuracy during training (mean ± std over seeds)", # the figure's title
+          ):
     "Held-out accuracy during training per schedule: mean ± std over the seeds."
     import plotly.graph_objects as go
     fig = go.Figure()

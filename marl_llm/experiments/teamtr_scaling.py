@@ -18,13 +18,16 @@ __all__ = ['SIM_REWARDS', 'SETTINGS', 'chain_occupancy', 'chain_values', 'chain_
 def _softmax(x: np.ndarray) -> np.ndarray:
     e = np.exp(x - x.max(-1, keepdims=True)); return e / e.sum(-1, keepdims=True)
 
-def chain_occupancy(pis: Sequence[np.ndarray]) -> list[np.ndarray]:
+def chain_occupancy(pis: Sequence[np.ndarray], # per token position p, the policy: [K**p, K] next-token probabilities per history
+                   ) -> list[np.ndarray]:
     "d[p][h]: probability of each length-p history (histories indexed base K, first token most significant)."
     d = [np.ones(1)]
     for p in pis[:-1]: d.append((d[-1][:, None] * p).reshape(-1))
     return d
 
-def chain_values(pis: Sequence[np.ndarray], R: np.ndarray) -> tuple[list[np.ndarray], float]:
+def chain_values(pis: Sequence[np.ndarray], # per position, the policy ([K**p, K])
+                 R: np.ndarray,             # leaf rewards, one per full history ([K**L])
+                ) -> tuple[list[np.ndarray], float]:
     "Q[p][h, a] of every position by backward induction from leaf rewards `R`, and J (the team's expected return)."
     K, V, Q = pis[0].shape[-1], R, [None] * len(pis)
     for p in range(len(pis) - 1, -1, -1):
@@ -34,7 +37,12 @@ def chain_values(pis: Sequence[np.ndarray], R: np.ndarray) -> tuple[list[np.ndar
 # %% ../../nbs/experiments/07_teamtr_scaling.ipynb #abb6a067
 SIM_REWARDS = ("consensus", "independent")
 
-def chain_reward(kind: str, n: int, K: int, T: int, rng: np.random.Generator) -> np.ndarray:
+def chain_reward(kind: str,                # 'independent' (a sum of per-agent terms) or 'consensus' (plus agreement with earlier agents)
+                 n: int,                   # agents
+                 K: int,                   # tokens in the vocabulary
+                 T: int,                   # tokens per agent's action
+                 rng: np.random.Generator, # draws the per-agent reward tables
+                ) -> np.ndarray:
     "Leaf rewards of an n-agent chain (each agent's action = its T tokens)."
     L = n * T
     idx = np.arange(K ** L)
@@ -49,8 +57,14 @@ def chain_reward(kind: str, n: int, K: int, T: int, rng: np.random.Generator) ->
     return R
 
 # %% ../../nbs/experiments/07_teamtr_scaling.ipynb #dc68b249
-def chain_instance(n: int, K: int = 2, T: int = 2, delta: float = 0.01, init_scale: float = 1.0,
-                   reward: str = "consensus", rng: np.random.Generator | None = None) -> dict:
+def chain_instance(n: int,                                 # agents
+                   K: int = 2,                             # tokens in the vocabulary
+                   T: int = 2,                             # tokens per agent's action
+                   delta: float = 0.01,                    # each agent's KL budget (its update is the largest within it)
+                   init_scale: float = 1.0,                # std of the initial logits
+                   reward: str = "consensus",              # `chain_reward`'s kind
+                   rng: np.random.Generator | None = None, # random source (None: seed 0)
+                  ) -> dict:
     "One random chain: sequential trust-region updates; exact gains and stale / intermediate surrogates per agent."
     rng = rng if rng is not None else np.random.default_rng(0)
     L = n * T
@@ -81,7 +95,9 @@ def chain_instance(n: int, K: int = 2, T: int = 2, delta: float = 0.01, init_sca
                 gain=float(dJ.sum()), max_kl=float(max(kls)))
 
 # %% ../../nbs/experiments/07_teamtr_scaling.ipynb #748fb7a0
-def growth_fit(ns: Sequence[float], ys: Sequence[float]) -> dict:
+def growth_fit(ns: Sequence[float], # team sizes
+               ys: Sequence[float], # the measured values (positive: the power law fits in log-log)
+              ) -> dict:
     "Fit y = a + b n and y = a + b n^2 (R^2 of each) and the power law y = c n^p (exponent p, R^2 in log-log)."
     ns, ys = np.asarray(ns, float), np.asarray(ys, float)
     def r2(X):
@@ -98,8 +114,14 @@ def growth_fit(ns: Sequence[float], ys: Sequence[float]) -> dict:
                 linear=c_lin, quadratic=c_quad, power=[float(np.exp(logc)), float(p)])
 
 # %% ../../nbs/experiments/07_teamtr_scaling.ipynb #c4999ae4
-def run(n_max: int = 8, instances: int = 20, delta: float = 0.01, reward: str = "consensus",
-        K: int = 2, T: int = 2, seed: int = 0) -> dict:
+def run(n_max: int = 8,            # largest team size (n = 1..n_max)
+        instances: int = 20,       # random chains per n
+        delta: float = 0.01,       # each agent's KL budget
+        reward: str = "consensus", # `chain_reward`'s kind
+        K: int = 2,                # tokens in the vocabulary
+        T: int = 2,                # tokens per agent's action
+        seed: int = 0,             # seed of every chain
+       ) -> dict:
     "Mean stale / intermediate evaluation errors for n = 1..n_max over random chains, with growth fits."
     rng = np.random.default_rng(seed)
     rows = [chain_instance(n, K, T, delta, reward=reward, rng=rng) for n in range(1, n_max + 1) for _ in range(instances)]
@@ -114,12 +136,15 @@ def run(n_max: int = 8, instances: int = 20, delta: float = 0.01, reward: str = 
 SETTINGS = dict(n_max=8, instances=30, delta=0.01, seed=0)
 "The committed simulation's settings (`data/teamtr_scaling.json`, both `SIM_REWARDS`)."
 
-def summarise(sim: dict) -> dict:
+def summarise(sim: dict, # `run`'s result
+             ) -> dict:
     "The fitted growth of each evaluation error: exponent of the power law and the R² of the power, linear and quadratic fits."
     return {k: {m: sim["fits"][k][m] for m in ("exponent", "r2_power", "r2_linear", "r2_quadratic")} for k in ("err_int", "err_stale")}
 
 # %% ../../nbs/experiments/07_teamtr_scaling.ipynb #b1d7a236
-def figure(sim: dict, title: str | None = None):
+def figure(sim: dict,                # `run`'s result
+           title: str | None = None, # the figure's title (None: one from the settings)
+          ):
     "Plotly figure of the stale / intermediate evaluation errors against n, with fitted power laws."
     import plotly.graph_objects as go
     ns = np.asarray(sim["n"], float); grid = np.linspace(ns.min(), ns.max(), 100)

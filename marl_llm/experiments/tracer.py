@@ -63,7 +63,8 @@ def run(out: str | Path,                  # folder for every run (and the shared
     if json_path: write_json(json_path, round_floats(res), indent=1)
     return res
 
-def summarise(res: dict) -> dict:
+def summarise(res: dict, # `run`'s result
+             ) -> dict:
     "Per arm: final and start accuracy (mean, std, per seed), tokens per solved problem, speak and refresh rates."
     out = {}
     for arm in res["arms"]:
@@ -79,7 +80,9 @@ def summarise(res: dict) -> dict:
     return out
 
 # %% ../../nbs/experiments/08_tracer.ipynb #461cc8c3
-def figure(res: dict, title: str = "TRACER ablation") -> go.Figure:
+def figure(res: dict,                      # `run`'s result
+           title: str = "TRACER ablation", # the figure's title
+          ) -> go.Figure:
     "Held-out accuracy per arm (mean ± std over seeds, start marked), tokens per solved problem, and the curves."
     sm = summarise(res)
     arms = list(sm)

@@ -29,9 +29,9 @@ from ..options.burnin import burn_in
 from ..options.guards import synthesize
 
 # %% auto #0
-__all__ = ['FULL_SETTINGS', 'PROGRESS_EVENTS', 'floor_ceiling', 'CountingFilter', 'make_guards', 'llm_option_rewards',
-           'llm_primitive_rewards', 'strategic_eval', 'text_accuracy', 'recorded', 'strategic_states', 'parse_rates',
-           'also_rates', 'measure', 'merge_results', 'summary_rows', 'reward_figure', 'parse_figure', 'choice_figure']
+__all__ = ['FULL_SETTINGS', 'floor_ceiling', 'CountingFilter', 'make_guards', 'llm_option_rewards', 'llm_primitive_rewards',
+           'strategic_eval', 'text_accuracy', 'recorded', 'strategic_states', 'parse_rates', 'also_rates', 'measure',
+           'merge_results']
 
 # %% ../../nbs/experiments/12_real_backbone.ipynb #64bfbec9
 def _menu_index(d, opt: Option) -> int:
@@ -71,17 +71,23 @@ def make_guards(layout: str,            # the Overcooked layout
                 path,                   # where to write the guard file
                 episodes: int = 40,     # random burn-in episodes (the `marl-llm guards` default)
                 horizon: int | None = None, # burn-in horizon (None: the game's)
-                seed: int = 0, m: int = 3) -> dict:
+                seed: int = 0,          # burn-in seed
+                m: int = 3,             # `synthesize`'s m
+               ) -> dict:
     "Guards synthesised from random burn-in (`burnin.burn_in`, `guards.synthesize`), saved to `path`."
     log = burn_in("overcooked", layout, episodes=episodes, seeds=(seed,), horizon=horizon)
     gs = synthesize(log, m=m); gs.save(path)
     return {"path": str(path), "guards": len(gs), "rules": [str(g) for g in gs], "burnin_failure_rate": log.failure_rate}
 
 def llm_option_rewards(adapters,                # `AgentAdapters` (fresh: the frozen base)
-                       layout: str, seeds: Sequence[int], horizon: int,
+                       layout: str,              # the Overcooked layout
+                       seeds: Sequence[int],     # episode seeds, one env each
+                       horizon: int,             # steps per episode
                        guards: str | None = None, # a guard file (None: the unfiltered menu)
                        obs: str = "auto",          # the observation form (`option_rollout.obs_form`)
-                       sampler_seed: int = 0, greedy: bool = False) -> dict:
+                       sampler_seed: int = 0,      # seed of the option sampler
+                       greedy: bool = False,       # argmax choices (False: sampled at temperature 1)
+                      ) -> dict:
     "Team reward per seed of the frozen LLM over options (scoring mode), its events summed over episodes, and how often the guards cut a menu."
     filt = guard_filter(guards, "overcooked", layout)
     filt = CountingFilter(filt) if filt is not None else None
@@ -96,8 +102,12 @@ def llm_option_rewards(adapters,                # `AgentAdapters` (fresh: the fr
 
 # %% ../../nbs/experiments/12_real_backbone.ipynb #928d6fc1
 def llm_primitive_rewards(adapters,          # `AgentAdapters` (fresh: the frozen base)
-                          layout: str, seeds: Sequence[int], horizon: int,
-                          greedy: bool = False, seed: int = 0) -> dict:
+                          layout: str,           # the Overcooked layout
+                          seeds: Sequence[int],  # episode seeds, one env each
+                          horizon: int,          # steps per episode
+                          greedy: bool = False,  # argmax actions (False: sampled at temperature 1)
+                          seed: int = 0,         # the policy's sampling seed
+                         ) -> dict:
     "Team reward per seed of the frozen LLM choosing a primitive action every step (every env batched), its actions, and its events summed over episodes."
     pol = MenuPolicy(adapters, rules=RULES["overcooked"], seed=seed)
     envs = [make_game("overcooked", layout, horizon=horizon) for _ in seeds]
@@ -119,7 +129,9 @@ def strategic_eval(adapters,                 # `AgentAdapters` with `agent_0`, `
                    game: str,                # 'kuhn_poker' or 'tictactoe'
                    n_games: int = 20,        # games per fixed opponent, half in each seat
                    kinds: Sequence[str] | None = None, # fixed opponents (None: every one of the game)
-                   max_new_tokens: int = 40, seed: int = 0) -> dict:
+                   max_new_tokens: int = 40, # new tokens per reasoning chain
+                   seed: int = 0,            # seed of the config and the opponents
+                  ) -> dict:
     "Per fixed opponent: the greedy LLM's win rate, mean payoff, chain parse shares, fallbacks; failure examples."
     from marl_llm.methods.strat_reasoner import StratReasonerConfig, rollout, LLM
     from marl_llm.games.opponents import OPPONENTS
@@ -150,7 +162,8 @@ def text_accuracy(adapters,                  # `AgentAdapters` (the frozen base)
                   tasks,                     # `Task`s
                   max_new_tokens: int = 200, # new tokens per completion
                   batch: int = 16,           # completions per batched generate
-                  agent: str = "agent_0") -> dict:
+                  agent: str = "agent_0",   # whose adapter writes
+                 ) -> dict:
     "Greedy accuracy on `tasks`, the share of completions with a number in them, and examples of each kind."
     texts = [x for k in range(0, len(tasks), batch) for x in _gen(adapters, [t.prompt for t in tasks[k:k + batch]], max_new_tokens, agent)]
     ok = [t.verify(x) > 0 for t, x in zip(tasks, texts)]
@@ -162,7 +175,8 @@ def text_accuracy(adapters,                  # `AgentAdapters` (the frozen base)
 
 # %% ../../nbs/experiments/12_real_backbone.ipynb #ceea1732
 @contextmanager
-def recorded(module):
+def recorded(module, # a module whose `sample_texts` is patched while inside (e.g. `learn.first_error`)
+            ):
     "Record the texts `module.sample_texts` returns while inside (the caller's own parsing still runs on them)."
     orig, log = module.sample_texts, []
     def wrap(*a, **k):
@@ -176,7 +190,9 @@ def _rate(texts, accept) -> dict:
     return {"n": len(texts), "accepted": float(np.mean(ok)) if ok else None,
             "failures": [t for t, o in zip(texts, ok) if not o][:3]}
 
-def strategic_states(n: int, seed: int = 0) -> list:
+def strategic_states(n: int,        # decision points
+                     seed: int = 0, # seed of the random play
+                    ) -> list:
     "`n` (env, seat) decision points from random play of Kuhn Poker and Tic-Tac-Toe (alternating)."
     from marl_llm.games.strategic import make_strategic_game as strat_game
     rng, out = np.random.default_rng(seed), []
@@ -192,7 +208,7 @@ def strategic_states(n: int, seed: int = 0) -> list:
 # %% ../../nbs/experiments/12_real_backbone.ipynb #1b24172d
 def parse_rates(adapters,           # `AgentAdapters` (the frozen base)
                 n: int = 20,        # prompts per method
-                seed: int = 0,
+                seed: int = 0,      # seed of the tasks and states
                 chain_tokens: int = 32, # new tokens per reasoning chain
                 json_tokens: int = 96,  # new tokens per LLM-ALSO reply (`LLMJSON`'s default)
                ) -> dict:
@@ -224,7 +240,11 @@ def parse_rates(adapters,           # `AgentAdapters` (the frozen base)
     return out
 
 # %% ../../nbs/experiments/12_real_backbone.ipynb #04e2b061
-def also_rates(adapters, n: int = 20, seed: int = 0, json_tokens: int = 96) -> dict:
+def also_rates(adapters,              # `AgentAdapters` (the frozen base)
+               n: int = 20,           # evidence records (and generator prompts)
+               seed: int = 0,         # seed of the evidence
+               json_tokens: int = 96, # new tokens per reply
+              ) -> dict:
     "LLM-ALSO's critic and generator prompts on `n` varied evidence records: JSON accepted, and shapings that validate."
     from marl_llm.methods import llm_also_critic as also
     rng = np.random.default_rng(seed)
@@ -257,11 +277,30 @@ FULL_SETTINGS = dict(layouts=["cramped_room", "asymmetric_advantages"], episodes
                      json_tokens=96, long_horizon=100)
 "The committed run's settings (`data/real_backbone.json`), the same for every backbone; with the first 200 GSM8K test problems."
 
-def measure(name: str, json_path=None, gsm8k_tasks=(), layouts=("cramped_room",), episodes: int = 16, horizon: int = 40,
-            obs: str = "auto", primitive_layouts=None, primitive_episodes: int = 16, primitive_horizon: int = 40,
-            guard_episodes: int = 40, strat_games: int = 10, strat_kinds=None, chain_tokens: int = 32, arith_n: int = 20,
-            parse_n: int = 10, text_tokens: int = 128, json_tokens: int = 96, long_horizon: int = 100, seed: int = 0,
-            arith_tokens: int = 48, parts=("overcooked", "strategic", "text", "parse"), work=None) -> dict:
+def measure(name: str,                                          # the backbone (`load_backbone`'s name)
+            json_path=None,                                     # results JSON: read to resume, rewritten after each piece
+            gsm8k_tasks=(),                                     # GSM8K tasks for the text part (empty: skipped)
+            layouts=("cramped_room",),                          # Overcooked layouts
+            episodes: int = 16,                                 # held-out episodes per option arm
+            horizon: int = 40,                                  # steps per episode (option arms and floors)
+            obs: str = "auto",                                  # observation form of the option prompts
+            primitive_layouts=None,                             # layouts of the primitive arm (None: `layouts`)
+            primitive_episodes: int = 16,                       # episodes of the primitive arm
+            primitive_horizon: int = 40,                        # steps per episode of the primitive arm
+            guard_episodes: int = 40,                           # burn-in episodes the guards are synthesised from
+            strat_games: int = 10,                              # games per opponent kind
+            strat_kinds=None,                                   # opponent kinds (None: `strategic_eval`'s)
+            chain_tokens: int = 32,                             # new tokens per reasoning chain
+            arith_n: int = 20,                                  # arithmetic tasks per term count (2 and 3)
+            parse_n: int = 10,                                  # prompts per text method (`parse_rates`)
+            text_tokens: int = 128,                             # new tokens per GSM8K answer
+            json_tokens: int = 96,                              # new tokens per LLM-ALSO reply
+            long_horizon: int = 100,                            # horizon of the long-horizon floors
+            seed: int = 0,                                      # seed of every part
+            arith_tokens: int = 48,                             # new tokens per arithmetic answer
+            parts=("overcooked", "strategic", "text", "parse"), # which of overcooked, strategic, text, parse to measure
+            work=None,                                          # folder for the guard files (None: a temporary folder)
+           ) -> dict:
     """Every measurement of backbone `name` (frozen) in `parts`, and the floors if missing; pieces already in the JSON are
     skipped and the JSON is rewritten after each one, so an interrupted run resumes where it stopped."""
     import tempfile
@@ -306,7 +345,8 @@ def measure(name: str, json_path=None, gsm8k_tasks=(), layouts=("cramped_room",)
     if "parse" in parts: piece(f"{name}/parse", lambda: r.__setitem__("parse", parse_rates(ad, parse_n, seed, chain_tokens, json_tokens)))
     return res
 
-def merge_results(*parts: dict) -> dict:
+def merge_results(*parts: dict, # `measure` results, each of some pieces
+                 ) -> dict:
     "Results of `measure` runs on disjoint pieces (e.g. one process per layout) merged into one (later parts win on a clash)."
     def deep(a, b):
         if not (isinstance(a, dict) and isinstance(b, dict)): return b
@@ -316,77 +356,3 @@ def merge_results(*parts: dict) -> dict:
     for name, r in out.get("backbones", {}).items():
         r["settings"]["layouts"] = sorted({l for p in parts for l in p.get("backbones", {}).get(name, {}).get("settings", {}).get("layouts", [])})
     return out
-
-# %% ../../nbs/experiments/12_real_backbone.ipynb #13e49b7d
-PROGRESS_EVENTS = ("onion_picked", "onion_potted", "cook_started", "soup_delivered")
-"The Overcooked events the table counts per episode: the steps towards a soup."
-
-def summary_rows(res: dict) -> list[dict]:
-    "One row per measurement, one column per backbone (means; reward arms per layout)."
-    bbs, rows = list(res["backbones"]), []
-    m = lambda x: None if x is None else float(np.mean(x["rewards"]))
-    for k in ("episodes", "horizon", "primitive_episodes", "primitive_horizon", "strat_games", "gsm8k_n", "arith_n", "parse_n"):
-        rows.append({"measure": f"setting: {k}", **{b: res["backbones"][b].get("settings", {}).get(k) for b in bbs}})
-    for lay, fl in res["floors"].items():
-        for arm in ("primitive", "options", "guarded"):
-            rows.append({"measure": f"{lay}: team reward, LLM {arm}", **{b: m(res["backbones"][b].get("overcooked", {}).get(lay, {}).get(arm)) for b in bbs}})
-        g = lambda b: res["backbones"][b].get("overcooked", {}).get(lay, {}).get("guarded", {})
-        rows.append({"measure": f"{lay}: share of decisions guards cut", **{b: g(b).get("guard_cut_share") for b in bbs}})
-        rows.append({"measure": f"{lay}: menu entries guards remove per decision", **{b: g(b)["guard_removed"] / max(g(b)["guard_menus"], 1) if g(b) else None for b in bbs}})
-        for arm in ("random_options", "scripted"): rows.append({"measure": f"{lay}: team reward, {arm} (no LLM)", **{b: m(fl[arm]) for b in bbs}})
-        for ev in PROGRESS_EVENTS:                         # partial progress behind a zero reward (None: not recorded)
-            per_ep = lambda x: x["events"].get(ev, 0) / len(x["rewards"]) if x and "events" in x else None
-            for arm in ("primitive", "options", "guarded"):
-                rows.append({"measure": f"{lay}: {ev} per episode, LLM {arm}", **{b: per_ep(res["backbones"][b].get("overcooked", {}).get(lay, {}).get(arm)) for b in bbs}})
-            for arm in ("random_options", "scripted"):
-                rows.append({"measure": f"{lay}: {ev} per episode, {arm} (no LLM)", **{b: per_ep(fl[arm]) for b in bbs}})
-        fl2 = res.get("floors_long", {}).get(lay)
-        for arm in ("random_options", "scripted") if fl2 else ():
-            rows.append({"measure": f"{lay}: team reward, {arm} (no LLM), horizon {fl2['horizon']}", **{b: m(fl2[arm]) for b in bbs}})
-    for g in ("kuhn_poker", "tictactoe"):
-        for kind in sorted(next(iter(res["backbones"].values())).get("strategic", {}).get(g, {})):
-            for k in ("win_rate", "payoff", "chain_ok", "legal_move"):
-                rows.append({"measure": f"{g} vs {kind}: {k}", **{b: res["backbones"][b].get("strategic", {}).get(g, {}).get(kind, {}).get(k) for b in bbs}})
-    for t in ("gsm8k", "arith2", "arith3"):
-        for k in ("accuracy", "number_found"):
-            rows.append({"measure": f"{t}: {k}", **{b: res["backbones"][b].get("text", {}).get(t, {}).get(k) for b in bbs}})
-    for meth in next(iter(res["backbones"].values())).get("parse", {}):
-        rows.append({"measure": f"parse accepted: {meth}", **{b: res["backbones"][b].get("parse", {}).get(meth, {}).get("accepted") for b in bbs}})
-    return rows
-
-def reward_figure(res: dict) -> go.Figure:
-    "Mean team reward (± std over episodes) per arm and layout, LLM arms per backbone beside the floors."
-    fig = go.Figure()
-    lays = list(res["floors"])
-    arms = [(f"{b} {a}", lambda l, b=b, a=a: res["backbones"][b].get("overcooked", {}).get(l, {}).get(a)) for b in res["backbones"]
-            for a in ("primitive", "options", "guarded")] + [(a, lambda l, a=a: res["floors"][l][a]) for a in ("random_options", "scripted")]
-    for name, get in arms:
-        v = [get(l) for l in lays]
-        y = [float(np.mean(x["rewards"])) if x else None for x in v]
-        fig.add_bar(name=name, x=lays, y=y, text=[f"{t:g}" if t is not None else "" for t in y], textposition="outside",
-                    error_y=dict(type="data", array=[np.std(x["rewards"]) if x else 0 for x in v]))
-    return fig.update_layout(barmode="group", title="Team reward per arm (mean ± std over held-out episodes; episode counts in the table)",
-                             yaxis_title="team reward", height=420)
-
-def parse_figure(res: dict) -> go.Figure:
-    "Share of greedy completions each text method's parser accepts, per backbone."
-    fig = go.Figure()
-    for b, r in res["backbones"].items():
-        p = r.get("parse", {})
-        fig.add_bar(name=b, x=list(p), y=[v["accepted"] for v in p.values()], text=[f"{v['accepted']:.2f}" for v in p.values()])
-    return fig.update_layout(barmode="group", title="Parser acceptance of frozen completions (greedy)", yaxis_range=[0, 1.05], height=380)
-
-def choice_figure(res: dict) -> go.Figure:
-    "What each frozen backbone chooses: shares of option kinds (options, guarded) and of primitive actions, per layout."
-    from plotly.subplots import make_subplots
-    from plotly.colors import qualitative
-    fig = make_subplots(1, 2, subplot_titles=("options chosen (share of decisions)", "primitive actions (share)"), horizontal_spacing=0.3)
-    for col, (arms, key, pal) in enumerate(((("options", "guarded"), "options", qualitative.Plotly),
-                                            (("primitive",), "actions", qualitative.Dark2)), 1):
-        rows = [(f"{b} · {a} · {l}", x[key]) for b, r in res["backbones"].items() for l, oc in r.get("overcooked", {}).items()
-                for a in arms if (x := oc.get(a))]
-        kinds = sorted({k for _, c in rows for k in c})
-        for j, k in enumerate(kinds):
-            fig.add_bar(name=k, marker_color=pal[j % len(pal)], y=[n for n, _ in rows], x=[c.get(k, 0) / max(sum(c.values()), 1) for _, c in rows],
-                        orientation="h", row=1, col=col, legendgroup=key, legendgrouptitle_text=key if k == kinds[0] else None)
-    return fig.update_layout(barmode="stack", height=520, title="Frozen choices (sampled at temperature 1)", legend_groupclick="toggleitem")
