@@ -10,6 +10,7 @@ import importlib
 from dataclasses import dataclass
 
 import numpy as np
+from fastcore.basics import patch
 from ..games.grid import STAY, INTERACT, add
 # typed options, outcomes, the option run and the library base class with its planner live in `options.core`
 from .core import Cell, WAIT, Ref, Option, OptionLibrary
@@ -18,7 +19,7 @@ from .core import Cell, WAIT, Ref, Option, OptionLibrary
 __all__ = ['GAMES', 'LIBRARIES', 'OvercookedOptions', 'scripted_option', 'HarvestOptions', 'CleanupOptions', 'GameSpec',
            'register_game', 'game_spec', 'make_game', 'option_library']
 
-# %% ../../nbs/options/02_library.ipynb #661460cc
+# %% ../../nbs/options/02_library.ipynb #e1e83c4e
 class OvercookedOptions(OptionLibrary):
     "Options for Overcooked: fetch, put, start_cook, pickup_soup, deliver, place, take, wait."
     game = "overcooked"
@@ -57,56 +58,95 @@ class OvercookedOptions(OptionLibrary):
 
     def spots(self, env, i, opt): return self.facing_spots(env, self.targets(env, opt))
 
-    def pre(self, env, i, opt):
-        held, n, r = env.held[i], opt.name, opt.ref()
-        if n == "wait": return None
-        if n in ("fetch", "take", "start_cook") and held is not None: return f"hands hold {held}"
-        if n in ("put", "place") and held != opt.args[0]: return f"holds {held or 'nothing'}, not {opt.args[0]}"
-        if n == "pickup_soup" and held != "dish": return f"holds {held or 'nothing'}, not a dish"
-        if n == "deliver" and held != "soup": return f"holds {held or 'nothing'}, not soup"
-        if r is not None and r.kind == "pot":
-            pot = env.pots.get(r.xy)
-            if pot is None: return f"there is no pot at {r.xy}"
-            if n == "put" and not (pot.idle and len(pot.ingredients) < env.max_ingredients): return f"the pot is {pot.describe()}"
-            if n == "start_cook" and not (pot.idle and pot.ingredients): return f"the pot is {pot.describe()}"
-            if n == "pickup_soup" and pot.idle: return f"the pot is {pot.describe()}"
-        if n == "place" and r.xy in env.counter_items: return f"the counter holds {env.counter_items[r.xy]}"
-        if n == "take" and env.counter_items.get(r.xy) != opt.args[0]: return f"the counter holds {env.counter_items.get(r.xy) or 'nothing'}"
-        return None
+# %% ../../nbs/options/02_library.ipynb #f7c7a592
+@patch
+def pre(self: OvercookedOptions,
+        env,          # the Overcooked env
+        i: int,       # the agent's index
+        opt: Option,  # the option (bound to its objects)
+       ) -> str | None:
+    "Why `opt` cannot start now (what the hands hold, the pot or counter's state); None if it can."
+    held, n, r = env.held[i], opt.name, opt.ref()
+    if n == "wait": return None
+    if n in ("fetch", "take", "start_cook") and held is not None: return f"hands hold {held}"
+    if n in ("put", "place") and held != opt.args[0]: return f"holds {held or 'nothing'}, not {opt.args[0]}"
+    if n == "pickup_soup" and held != "dish": return f"holds {held or 'nothing'}, not a dish"
+    if n == "deliver" and held != "soup": return f"holds {held or 'nothing'}, not soup"
+    if r is not None and r.kind == "pot":
+        pot = env.pots.get(r.xy)
+        if pot is None: return f"there is no pot at {r.xy}"
+        if n == "put" and not (pot.idle and len(pot.ingredients) < env.max_ingredients): return f"the pot is {pot.describe()}"
+        if n == "start_cook" and not (pot.idle and pot.ingredients): return f"the pot is {pot.describe()}"
+        if n == "pickup_soup" and pot.idle: return f"the pot is {pot.describe()}"
+    if n == "place" and r.xy in env.counter_items: return f"the counter holds {env.counter_items[r.xy]}"
+    if n == "take" and env.counter_items.get(r.xy) != opt.args[0]: return f"the counter holds {env.counter_items.get(r.xy) or 'nothing'}"
+    return None
 
-    def budget(self, env, i, opt):
-        "As the base class; `pickup_soup` also gets the time its pot still needs to cook."
-        b, pot = super().budget(env, i, opt), env.pots.get(opt.ref().xy) if opt.name == "pickup_soup" else None
-        return b + (pot.remaining or 0) if pot is not None and "pickup_soup" not in self.budgets else b
+@patch
+def budget(self: OvercookedOptions,
+           env,          # the Overcooked env
+           i: int,       # the agent's index
+           opt: Option,  # the option (bound to its objects)
+          ) -> int:
+    "As the base class; `pickup_soup` also gets the time its pot still needs to cook."
+    b, pot = super(OvercookedOptions, self).budget(env, i, opt), env.pots.get(opt.ref().xy) if opt.name == "pickup_soup" else None
+    return b + (pot.remaining or 0) if pot is not None and "pickup_soup" not in self.budgets else b
 
-    def act(self, env, i, opt, run):
-        a = super().act(env, i, opt, run)
-        if opt.name == "pickup_soup" and a == INTERACT and not env.pots[opt.ref().xy].ready:
-            return STAY                               # at the pot, facing it: wait for the soup
-        return a
+# %% ../../nbs/options/02_library.ipynb #c0755e6d
+@patch
+def act(self: OvercookedOptions,
+        env,          # the Overcooked env
+        i: int,       # the agent's index
+        opt: Option,  # the option (bound to its objects)
+        run,          # the option's run so far
+       ) -> int:
+    "As the base class, but `pickup_soup` waits at the pot until the soup is ready."
+    a = super(OvercookedOptions, self).act(env, i, opt, run)
+    if opt.name == "pickup_soup" and a == INTERACT and not env.pots[opt.ref().xy].ready:
+        return STAY                               # at the pot, facing it: wait for the soup
+    return a
 
-    def effect(self, env, i, opt, run):
-        held, n = env.held[i], opt.name
-        if n in ("fetch", "take"): return held == opt.args[0]
-        if n in ("put", "deliver", "place"): return run.interacted and held is None
-        if n == "start_cook": return not env.pots[opt.ref().xy].idle
-        if n == "pickup_soup": return held == "soup"
-        return False
+@patch
+def effect(self: OvercookedOptions,
+           env,          # the Overcooked env
+           i: int,       # the agent's index
+           opt: Option,  # the option (bound to its objects)
+           run,          # the option's run so far
+          ) -> bool:
+    "Did the option do what it is for (the item in hand, the pot started, the soup taken)?"
+    held, n = env.held[i], opt.name
+    if n in ("fetch", "take"): return held == opt.args[0]
+    if n in ("put", "deliver", "place"): return run.interacted and held is None
+    if n == "start_cook": return not env.pots[opt.ref().xy].idle
+    if n == "pickup_soup": return held == "soup"
+    return False
 
-    def state_features(self, env, i):
-        f = {"held": env.held[i] or "nothing"}
-        f.update({f"agent{j}.held": h or "nothing" for j, h in enumerate(env.held) if j != i})
-        for p in self._layout(env)["pots"]: f.update({f"pot@({p[0]},{p[1]}).{k}": v for k, v in _pot_features(env.pots[p]).items()})
-        f["counter_items"] = len(env.counter_items)
-        return f
+# %% ../../nbs/options/02_library.ipynb #12a645ad
+@patch
+def state_features(self: OvercookedOptions,
+                   env,          # the Overcooked env
+                   i: int,       # the agent's index
+                  ) -> dict:
+    "What agent `i` holds, what the others hold, every pot's state, how many counter items."
+    f = {"held": env.held[i] or "nothing"}
+    f.update({f"agent{j}.held": h or "nothing" for j, h in enumerate(env.held) if j != i})
+    for p in self._layout(env)["pots"]: f.update({f"pot@({p[0]},{p[1]}).{k}": v for k, v in _pot_features(env.pots[p]).items()})
+    f["counter_items"] = len(env.counter_items)
+    return f
 
-    def arg_features(self, env, i, opt):
-        f = {}
-        for k, a in enumerate(opt.args):
-            if isinstance(a, Ref) and a.kind == "pot" and a.xy in env.pots:
-                f.update({f"arg{k}.{n}": v for n, v in _pot_features(env.pots[a.xy]).items()})
-            if isinstance(a, Ref) and a.kind == "counter": f[f"arg{k}.item"] = env.counter_items.get(a.xy) or "nothing"
-        return f
+@patch
+def arg_features(self: OvercookedOptions,
+                 env,          # the Overcooked env
+                 i: int,       # the agent's index
+                 opt: Option,  # the option (bound to its objects)
+                ) -> dict:
+    "The state of the objects `opt` is bound to: its pot's, or what its counter holds."
+    f = {}
+    for k, a in enumerate(opt.args):
+        if isinstance(a, Ref) and a.kind == "pot" and a.xy in env.pots:
+            f.update({f"arg{k}.{n}": v for n, v in _pot_features(env.pots[a.xy]).items()})
+        if isinstance(a, Ref) and a.kind == "counter": f[f"arg{k}.item"] = env.counter_items.get(a.xy) or "nothing"
+    return f
 
 def _pot_features(pot) -> dict:
     return {"n": len(pot.ingredients), "idle": pot.idle, "cooking": pot.cooking, "ready": pot.ready}
