@@ -227,7 +227,7 @@ class HarvestOptions(_AppleOptions):
     "Commons Harvest: `harvest(patch#k)` for every patch, and `wait`."
     game = "harvest"
 
-# %% ../../nbs/options/02_library.ipynb #a339da61
+# %% ../../nbs/options/02_library.ipynb #99f2630f
 class CleanupOptions(_AppleOptions):
     "Cleanup: `clean(segment#k)` for every river segment, `harvest(region#k)` for every orchard region, and `wait`."
     game = "cleanup"
@@ -267,28 +267,61 @@ class CleanupOptions(_AppleOptions):
         waste = env.waste
         return [(s, f) for s, f, cells in cache[key] if not waste.isdisjoint(cells)]
 
-    def pre(self, env, i, opt):
-        if opt.name == "clean" and env.segment_waste[self._segment(env, opt)] == 0: return f"{opt.ref()} is clean"
-        return super().pre(env, i, opt)
+# %% ../../nbs/options/02_library.ipynb #1dd53969
+@patch
+def pre(self: CleanupOptions,
+        env,          # the Cleanup env
+        i: int,       # the agent's index
+        opt: Option,  # the option (bound to its objects)
+       ):
+    "As the commons' `pre`; `clean` also needs waste in its segment."
+    if opt.name == "clean" and env.segment_waste[self._segment(env, opt)] == 0: return f"{opt.ref()} is clean"
+    return super(CleanupOptions, self).pre(env, i, opt)
 
-    def begin(self, env, i, opt, run):
-        super().begin(env, i, opt, run); run.memo["cleaned"] = env.cleaned[i]
+@patch
+def begin(self: CleanupOptions,
+          env,          # the Cleanup env
+          i: int,       # the agent's index
+          opt: Option,  # the option (bound to its objects)
+          run,          # the option's run so far
+         ):
+    "As the commons' `begin`; `clean` also notes the agent's cleaned count."
+    super(CleanupOptions, self).begin(env, i, opt, run); run.memo["cleaned"] = env.cleaned[i]
 
-    def progress(self, env, i, opt, run):
-        if opt.name != "clean": return super().progress(env, i, opt, run)
-        if env.segment_waste[self._segment(env, opt)] == 0: return True
-        before, run.memo["cleaned"] = run.memo["cleaned"], env.cleaned[i]
-        return "no_effect" if run.interacted and env.cleaned[i] == before else None
+@patch
+def progress(self: CleanupOptions,
+             env,          # the Cleanup env
+             i: int,       # the agent's index
+             opt: Option,  # the option (bound to its objects)
+             run,          # the option's run so far
+            ):
+    "`clean` is done once its segment is clean, and makes no progress if a beam removed nothing."
+    if opt.name != "clean": return super(CleanupOptions, self).progress(env, i, opt, run)
+    if env.segment_waste[self._segment(env, opt)] == 0: return True
+    before, run.memo["cleaned"] = run.memo["cleaned"], env.cleaned[i]
+    return "no_effect" if run.interacted and env.cleaned[i] == before else None
 
-    def state_features(self, env, i):
-        f = {"pollution": round(float(env.pollution), 4), **super().state_features(env, i)}
-        f.update({f"segment#{k}.waste": int(w) for k, w in enumerate(env.segment_waste)})
-        return f
+# %% ../../nbs/options/02_library.ipynb #b8619236
+@patch
+def state_features(self: CleanupOptions,
+                   env,          # the Cleanup env
+                   i: int,       # the agent's index
+                  ):
+    "The river's pollution and each segment's waste, besides the commons' features."
+    f = {"pollution": round(float(env.pollution), 4), **super(CleanupOptions, self).state_features(env, i)}
+    f.update({f"segment#{k}.waste": int(w) for k, w in enumerate(env.segment_waste)})
+    return f
 
-    def arg_features(self, env, i, opt):
-        if opt.name != "clean": return super().arg_features(env, i, opt)
-        k = self._segment(env, opt)
-        return {"arg0.waste": int(env.segment_waste[k]), "arg0.cells": len(env.river_segments[k])}
+@patch
+def arg_features(self: CleanupOptions,
+                 env,          # the Cleanup env
+                 i: int,       # the agent's index
+                 opt: Option,  # the option (bound to its objects)
+                ):
+    "For `clean`: its segment's waste and size; otherwise the commons' features."
+    if opt.name != "clean": return super(CleanupOptions, self).arg_features(env, i, opt)
+    k = self._segment(env, opt)
+    return {"arg0.waste": int(env.segment_waste[k]), "arg0.cells": len(env.river_segments[k])}
 
 # %% ../../nbs/options/02_library.ipynb #cb2f02e5
 @dataclass
