@@ -165,7 +165,7 @@ def scripted_option(env,            # an Overcooked env
     if i == 0: return Option("start_cook", (P,)) if pot.idle and len(pot.ingredients) == 3 else Option("fetch", ("onion",))
     return Option("fetch", ("dish",)) if not pot.idle or len(pot.ingredients) >= 2 else WAIT
 
-# %% ../../nbs/options/02_library.ipynb #cd6ff16f
+# %% ../../nbs/options/02_library.ipynb #ef630838
 class _AppleOptions(OptionLibrary):
     "Shared by the commons games: `harvest(<group>#k)` walks onto apples of group k."
     group_kind = "patch"
@@ -200,27 +200,35 @@ class _AppleOptions(OptionLibrary):
             if not any(c in apples for c in self._group(env, opt)): return f"{opt.ref()} has no apples"
         return None
 
-    def act(self, env, i, opt, run):
-        if opt.name == "harvest": return self.approach(env, i, run, self.spots(env, i, opt), at=STAY)
-        return super().act(env, i, opt, run)
+# %% ../../nbs/options/02_library.ipynb #6b1ab75a
+@patch
+def act(self: _AppleOptions, env, i, opt, run):
+    "`harvest` walks onto the nearest apple of its group (standing on it eats it)."
+    if opt.name == "harvest": return self.approach(env, i, run, self.spots(env, i, opt), at=STAY)
+    return super(_AppleOptions, self).act(env, i, opt, run)
 
-    def effect(self, env, i, opt, run):
-        "Count apples eaten on cells of the target group (apples eaten on the way elsewhere do not count)."
-        if opt.name != "harvest": return False
-        if env.eaten[i] > run.memo["eaten"] and tuple(env.pos[i]) in self._group(env, opt): run.memo["got"] += 1
-        run.memo["eaten"] = env.eaten[i]
-        return run.memo["got"] >= self.quota
+@patch
+def effect(self: _AppleOptions, env, i, opt, run):
+    "Count apples eaten on cells of the target group (apples eaten on the way elsewhere do not count)."
+    if opt.name != "harvest": return False
+    if env.eaten[i] > run.memo["eaten"] and tuple(env.pos[i]) in self._group(env, opt): run.memo["got"] += 1
+    run.memo["eaten"] = env.eaten[i]
+    return run.memo["got"] >= self.quota
 
-    def state_features(self, env, i):
-        apples = env.apples
-        f = {"apples": len(apples), "ate": int(env.eaten[i])}
-        f.update({f"{self.group_kind}#{k}.apples": sum(c in apples for c in g) for k, g in enumerate(self.groups(env))})
-        return f
+@patch
+def state_features(self: _AppleOptions, env, i):
+    "The apples left, how many agent `i` ate, and each group's apples."
+    apples = env.apples
+    f = {"apples": len(apples), "ate": int(env.eaten[i])}
+    f.update({f"{self.group_kind}#{k}.apples": sum(c in apples for c in g) for k, g in enumerate(self.groups(env))})
+    return f
 
-    def arg_features(self, env, i, opt):
-        if opt.name != "harvest": return {}
-        g, apples = self._group(env, opt), env.apples
-        return {"arg0.apples": sum(c in apples for c in g), "arg0.cells": len(g)}
+@patch
+def arg_features(self: _AppleOptions, env, i, opt):
+    "For `harvest`: its group's apples and cells."
+    if opt.name != "harvest": return {}
+    g, apples = self._group(env, opt), env.apples
+    return {"arg0.apples": sum(c in apples for c in g), "arg0.cells": len(g)}
 
 # %% ../../nbs/options/02_library.ipynb #c4d8fc6e
 class HarvestOptions(_AppleOptions):
