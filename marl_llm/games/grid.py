@@ -57,7 +57,7 @@ def parse_grid(rows: Sequence[str],     # the grid's rows, one symbol per cell
                                   f"valid symbols: {''.join(sorted(legend))!r}")
     return np.array([list(r) for r in rows])
 
-# %% ../../nbs/games/01_grid.ipynb #040466b6
+# %% ../../nbs/games/01_grid.ipynb #a43ab914
 def bfs_distances(free: np.ndarray,      # (H, W) bool mask of walkable cells
                   goal: tuple[int, int], # the (x, y) cell distances are measured to
                  ) -> np.ndarray:
@@ -77,6 +77,7 @@ def bfs_distances(free: np.ndarray,      # (H, W) bool mask of walkable cells
                 q.append((nx, ny))
     return dist
 
+# %% ../../nbs/games/01_grid.ipynb #ea3210cb
 class DistanceCache:
     "BFS distance maps over one static `free` mask, computed on first use and kept."
     def __init__(self, free: np.ndarray, # (H, W) bool mask of walkable cells
@@ -112,6 +113,7 @@ class DistanceCache:
             if 0 <= m[ny, nx] < here: return a
         return None
 
+# %% ../../nbs/games/01_grid.ipynb #c9eed2fd
 @functools.lru_cache(maxsize=64)
 def _cache_for(key: bytes, shape: tuple[int, int]) -> DistanceCache:
     return DistanceCache(np.frombuffer(key, dtype=bool).reshape(shape))
