@@ -247,7 +247,7 @@ class FarmGenerator:
                 {"weights": {"item_placed_on_counter": 3.0, "onion_picked": 3.0}, "name": "farm:drop-onions"}]
         return farm[:k]
 
-# %% ../../nbs/methods/07_llm_also_critic.ipynb #c8e5258b
+# %% ../../nbs/methods/07_llm_also_critic.ipynb #1591ed09
 CRITIC_PROMPT = ("You diagnose a multi-agent RL run in {game}. Evidence: {evidence}\n"
                  "Failure stages: {stages}.\nAnswer with JSON {{\"stages\": [...], \"why\": \"...\"}}:")
 GENERATOR_PROMPT = ("Propose {k} reward shapings for {game} against: {stages}. Current bonuses: {current}. "
@@ -265,12 +265,19 @@ class LLMJSON:
     "JSON from a model: greedy first, then sampled retries; parse failures and skipped requests counted."
     def __init__(self, adapters,                 # `AgentAdapters` of the model
                  agent: str = BASE,              # its adapter (default: the base without adapters)
-                 max_new_tokens: int = 96, retries: int = 2, seed: int = 0):
+                 max_new_tokens: int = 96,       # the longest reply
+                 retries: int = 2,               # sampled retries after the greedy reply, before a request is skipped
+                 seed: int = 0,                  # seeds the sampler
+                ):
         self.adapters, self.agent, self.max_new_tokens, self.retries = adapters, agent, max_new_tokens, retries
         self.gen = torch.Generator().manual_seed(seed)
         self.calls, self.failures, self.skipped = 0, 0, 0
 
-    def ask(self, prompt: str, valid=lambda obj: True, seed: int | None = None):
+    def ask(self, prompt: str,                   # the request
+            valid=lambda obj: True,              # does a parsed reply qualify (else it counts as a failure)
+            seed: int | None = None,             # reseeds the sampler (replies reproducible per request)
+           ):
+        "The first qualifying JSON reply (greedy, then `retries` sampled ones); None if none (the request skipped)."
         if seed is not None: self.gen.manual_seed(seed)              # replies reproducible per request (exact resume)
         for attempt in range(self.retries + 1):
             s = sample_texts(self.adapters, [self.agent], [prompt], self.max_new_tokens, 1.0, greedy=attempt == 0,
@@ -282,9 +289,12 @@ class LLMJSON:
         self.skipped += 1
         return None
 
+# %% ../../nbs/methods/07_llm_also_critic.ipynb #5667f264
 class LLMCritic(LLMJSON):
     "A critic that asks a model; unknown stage names are dropped."
-    def __call__(self, ev: dict, seed: int | None = None) -> Diagnosis:
+    def __call__(self, ev: dict,                 # the `evidence`
+                 seed: int | None = None,        # reseeds the model's sampler
+                ) -> Diagnosis:
         obj = self.ask(CRITIC_PROMPT.format(game=ev["game"], evidence=evidence_text(ev), stages=", ".join(STAGES)),
                        lambda o: isinstance(o, dict) and isinstance(o.get("stages"), list), seed)
         if obj is None: return Diagnosis([], "critic reply unparseable (skipped)", "llm")
@@ -292,7 +302,13 @@ class LLMCritic(LLMJSON):
 
 class LLMGenerator(LLMJSON):
     "A generator that asks a model; its candidates still have to pass `parse_shaping`."
-    def propose(self, diag: Diagnosis, current: Shaping, k: int, agents=(), shares=None, seed: int | None = None) -> list:
+    def propose(self, diag: Diagnosis,           # the critic's stages
+                current: Shaping,                # the shaping in force (shown to the model)
+                k: int,                          # candidates wanted
+                agents=(),                       # unused (the rule generator's signature)
+                shares=None,                     # unused (the rule generator's signature)
+                seed: int | None = None,         # reseeds the model's sampler
+               ) -> list:
         obj = self.ask(GENERATOR_PROMPT.format(k=k, game=current.game, stages=", ".join(diag.stages) or "none",
                                                current=json.dumps(current.weights), kinds=", ".join(EVENT_VOCAB[current.game]),
                                                max=MAX_WEIGHT), lambda o: isinstance(o, (list, dict)), seed)
