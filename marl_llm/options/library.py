@@ -331,15 +331,15 @@ def arg_features(self: CleanupOptions,
     k = self._segment(env, opt)
     return {"arg0.waste": int(env.segment_waste[k]), "arg0.cells": len(env.river_segments[k])}
 
-# %% ../../nbs/options/02_library.ipynb #cb2f02e5
+# %% ../../nbs/options/02_library.ipynb #7e5eaceb
 @dataclass
 class GameSpec:
     "Where a game lives: its module and env class (imported on first use), its option library, its default layout."
-    name: str
-    module: str
-    env_class: str
-    library: type
-    default_layout: str
+    name: str               # the game's name (`--game`)
+    module: str             # the module that defines its env, imported on first use
+    env_class: str          # the env class's name in `module`
+    library: type           # its `OptionLibrary` subclass
+    default_layout: str     # the layout `make_game` uses when given none
     def env_cls(self) -> type:
         "The env class (imports the game's module)."
         return getattr(importlib.import_module(self.module), self.env_class)
@@ -367,6 +367,7 @@ register_game("overcooked", "marl_llm.games.overcooked", "OvercookedEnv", Overco
 register_game("cleanup", "marl_llm.games.commons", "CleanupEnv", CleanupOptions, "small")
 register_game("harvest", "marl_llm.games.commons", "HarvestEnv", HarvestOptions, "small")
 
+# %% ../../nbs/options/02_library.ipynb #0bed6298
 def game_spec(game: str, # a registered game's name
              ) -> GameSpec:
     "The registry entry of `game`; an unknown name lists the valid ones."
