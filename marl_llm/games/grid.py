@@ -11,6 +11,7 @@ from collections import deque
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
+from fastcore.basics import patch
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
@@ -56,7 +57,7 @@ def parse_grid(rows: Sequence[str],     # the grid's rows, one symbol per cell
                                   f"valid symbols: {''.join(sorted(legend))!r}")
     return np.array([list(r) for r in rows])
 
-# %% ../../nbs/games/01_grid.ipynb #040466b6
+# %% ../../nbs/games/01_grid.ipynb #a43ab914
 def bfs_distances(free: np.ndarray,      # (H, W) bool mask of walkable cells
                   goal: tuple[int, int], # the (x, y) cell distances are measured to
                  ) -> np.ndarray:
@@ -76,6 +77,7 @@ def bfs_distances(free: np.ndarray,      # (H, W) bool mask of walkable cells
                 q.append((nx, ny))
     return dist
 
+# %% ../../nbs/games/01_grid.ipynb #ea3210cb
 class DistanceCache:
     "BFS distance maps over one static `free` mask, computed on first use and kept."
     def __init__(self, free: np.ndarray, # (H, W) bool mask of walkable cells
@@ -111,6 +113,7 @@ class DistanceCache:
             if 0 <= m[ny, nx] < here: return a
         return None
 
+# %% ../../nbs/games/01_grid.ipynb #c9eed2fd
 @functools.lru_cache(maxsize=64)
 def _cache_for(key: bytes, shape: tuple[int, int]) -> DistanceCache:
     return DistanceCache(np.frombuffer(key, dtype=bool).reshape(shape))
@@ -121,7 +124,7 @@ def distance_cache(free: np.ndarray, # (H, W) bool mask of walkable cells
     free = np.ascontiguousarray(free, dtype=bool)
     return _cache_for(free.tobytes(), free.shape)
 
-# %% ../../nbs/games/01_grid.ipynb #6e603eb4
+# %% ../../nbs/games/01_grid.ipynb #573d4d22
 class GridParallelEnv(ParallelEnv):
     "Base for seeded, deterministic grid games over `ACTIONS` for N agents."
     metadata = {"name": "grid", "render_modes": ["text", "plotly"], "is_parallelizable": True}
@@ -155,65 +158,74 @@ class GridParallelEnv(ParallelEnv):
     # -- PettingZoo API -------------------------------------------------------------------
     def observation_space(self, agent): return self._obs_space
     def action_space(self, agent): return self._act_space
-
-    def reset(self, seed: int | None = None, options: dict | None = None):
-        if seed is not None: self._seed = seed
-        self.rng = np.random.default_rng(self._seed)
-        self.agents = list(self.possible_agents)
-        self.t, self.event_log, self._events = 0, [], []
-        self._reset()
-        return self._all_obs(), {a: {} for a in self.agents}
-
-    def check_actions(self, actions: Mapping[str, Any], # agent -> action index (a missing agent stays)
-                     ) -> list[int]:
-        "The joint action as a list of ints in agent order; a bad agent or action index raises."
-        if not self.agents: raise RuntimeError("step() called on a finished episode; call reset()")
-        unknown = set(actions) - set(self.possible_agents)
-        if unknown: raise ValueError(f"unknown agent(s) {sorted(unknown)}; agents: {self.possible_agents}")
-        joint = [actions.get(a, STAY) for a in self.possible_agents]
-        if all(type(x) is int and 0 <= x < len(ACTIONS) for x in joint): return joint   # fast path
-        joint = []
-        for a in self.possible_agents:
-            x = actions.get(a, STAY)
-            try: ok = not isinstance(x, (bool, np.bool_)) and int(x) == x and 0 <= int(x) < len(ACTIONS)   # True is not action 1
-            except (TypeError, ValueError): ok = False
-            if not ok:
-                raise ValueError(f"action {x!r} for {a} is out of range; valid: 0..{len(ACTIONS)-1} {ACTIONS}")
-            joint.append(int(x))
-        return joint
-
-    def step(self, actions: Mapping[str, Any]):
-        joint = self.check_actions(actions)
-        self._events = []
-        rewards = self._step(joint)
-        self.t += 1
-        done = self.t >= self.horizon
-        agents = list(self.agents)
-        obs = self._all_obs()
-        rew = {a: float(rewards[i]) for i, a in enumerate(self.possible_agents) if a in agents}
-        infos = {a: {"events": [e for e in self._events if e.get("agent") in (a, None)]} for a in agents}
-        terms = {a: False for a in agents}
-        truncs = {a: done for a in agents}
-        if done: self.agents = []
-        return obs, rew, terms, truncs, infos
-
-    def emit(self,
-             kind: str,                     # the event's kind, e.g. 'deliver'
-             agent: int | str | None = None, # the agent's index or name (None: no agent's)
-             **data) -> None:
-        "Record an event at the current step (used by audits)."
-        if isinstance(agent, int): agent = self.possible_agents[agent]
-        e = {"t": self.t, "agent": agent, "kind": kind, **data}
-        self._events.append(e); self.event_log.append(e)
-
     def _all_obs(self):
         return {a: self._observe(i).astype(np.float32) for i, a in enumerate(self.possible_agents) if a in self.agents}
-
     def render(self):
         if self.render_mode == "plotly": return self.figure()
         return self.text()
-
     def close(self): pass
+
+# %% ../../nbs/games/01_grid.ipynb #f922f034
+@patch
+def reset(self: GridParallelEnv,
+          seed: int | None = None,      # replaces the constructor's seed (None: keep it)
+          options: dict | None = None,  # unused (PettingZoo's signature)
+         ):
+    if seed is not None: self._seed = seed
+    self.rng = np.random.default_rng(self._seed)
+    self.agents = list(self.possible_agents)
+    self.t, self.event_log, self._events = 0, [], []
+    self._reset()
+    return self._all_obs(), {a: {} for a in self.agents}
+
+@patch
+def check_actions(self: GridParallelEnv,
+                  actions: Mapping[str, Any], # agent -> action index (a missing agent stays)
+                 ) -> list[int]:
+    "The joint action as a list of ints in agent order; a bad agent or action index raises."
+    if not self.agents: raise RuntimeError("step() called on a finished episode; call reset()")
+    unknown = set(actions) - set(self.possible_agents)
+    if unknown: raise ValueError(f"unknown agent(s) {sorted(unknown)}; agents: {self.possible_agents}")
+    joint = [actions.get(a, STAY) for a in self.possible_agents]
+    if all(type(x) is int and 0 <= x < len(ACTIONS) for x in joint): return joint   # fast path
+    joint = []
+    for a in self.possible_agents:
+        x = actions.get(a, STAY)
+        try: ok = not isinstance(x, (bool, np.bool_)) and int(x) == x and 0 <= int(x) < len(ACTIONS)   # True is not action 1
+        except (TypeError, ValueError): ok = False
+        if not ok:
+            raise ValueError(f"action {x!r} for {a} is out of range; valid: 0..{len(ACTIONS)-1} {ACTIONS}")
+        joint.append(int(x))
+    return joint
+
+# %% ../../nbs/games/01_grid.ipynb #4b3c8f99
+@patch
+def step(self: GridParallelEnv,
+         actions: Mapping[str, Any], # agent -> action index (a missing agent stays)
+        ):
+    joint = self.check_actions(actions)
+    self._events = []
+    rewards = self._step(joint)
+    self.t += 1
+    done = self.t >= self.horizon
+    agents = list(self.agents)
+    obs = self._all_obs()
+    rew = {a: float(rewards[i]) for i, a in enumerate(self.possible_agents) if a in agents}
+    infos = {a: {"events": [e for e in self._events if e.get("agent") in (a, None)]} for a in agents}
+    terms = {a: False for a in agents}
+    truncs = {a: done for a in agents}
+    if done: self.agents = []
+    return obs, rew, terms, truncs, infos
+
+@patch
+def emit(self: GridParallelEnv,
+         kind: str,                     # the event's kind, e.g. 'deliver'
+         agent: int | str | None = None, # the agent's index or name (None: no agent's)
+         **data) -> None:
+    "Record an event at the current step (used by audits)."
+    if isinstance(agent, int): agent = self.possible_agents[agent]
+    e = {"t": self.t, "agent": agent, "kind": kind, **data}
+    self._events.append(e); self.event_log.append(e)
 
 # %% ../../nbs/games/01_grid.ipynb #763fd255
 AGENT_COLORS = ["#1f77b4", "#ff7f0e", "#9467bd", "#17becf", "#8c564b", "#e377c2", "#2ca02c", "#7f7f7f"]

@@ -14,6 +14,7 @@ from typing import ClassVar, Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
+from fastcore.basics import patch
 
 from ..core.records import Episode, write_figure_html
 from ..core.config import ConfigError, arg
@@ -84,12 +85,13 @@ def paired_decision(control: Sequence[float],          # the control branch's sp
     best = max(ok, key=lambda n: rows[n]["gain"]) if ok else None
     return {"promoted": best, "candidates": rows, "control_mean": float(c.mean())}
 
-# %% ../../nbs/methods/08_llm_also.ipynb #697752b2
+# %% ../../nbs/methods/08_llm_also.ipynb #f2468725
 class LLMALSO(PAMAGRPO):
     "LLM-ALSO: PA-MAGRPO whose every `validate_every`-th update validates critic/generator shaping proposals in branches."
     config_class = LLMALSOConfig
 
-    def setup(self, ctx):
+    def setup(self, ctx, # the run's context (output folder, device)
+             ):
         super().setup(ctx)
         c = self.cfg
         self.shaping, self.adopted_at, self.t, self.compute = c.initial_shaping(), 0, 0, 0
@@ -111,45 +113,55 @@ class LLMALSO(PAMAGRPO):
         s = self.shaping
         return s.scaled(s.decay ** (self.t - self.adopted_at)) if s else None
 
-    def rollout(self, step):
-        self._fb0 = self.oenv.stats["empty_menu_fallbacks"]
-        return play_options(self.oenv, self.policy, self.train_seeds(step), obs=self.obs, shaping=self.current_shaping())
-
-    def advance(self) -> dict:
-        "One update on the main line (or a branch): the next rollout seeds, rollout -> credit -> update."
-        self.t += 1; self.compute += 1
-        return Method.train_step(self, self.t)
-
-    def train_step(self, step: int) -> dict:
-        c = self.cfg
-        if step % c.validate_every: row = self.advance()
-        elif c.validated: row = self.validate(step)
-        else: row = self.one_shot(step)
-        return {**row, "also/mainline": self.t, "compute/updates": self.compute, **self.shaping_metrics()}
-
-    def shaping_metrics(self) -> dict:
-        "The shaping in force, and the LLM critic's / generator's parse failures and skipped requests so far."
-        s, out = self.current_shaping(), {}
-        for who, x in (("critic", self.critic), ("generator", self.generator)):
-            if isinstance(x, LLMJSON): out.update({f"also/{who}_failures": x.failures, f"also/{who}_skipped": x.skipped})
-        return {**out, **{f"shaping/{k}": v for k, v in (s.weights if s else {}).items()}}
-
-    def evaluate(self, step, record=0):
-        return {**super().evaluate(step, record), "also/mainline": self.t}
-
     def state_dict(self):
         return {"t": self.t, "compute": self.compute, "adopted_at": self.adopted_at, "shaping": self.shaping.to_dict(),
                 "validations": self.validations, "adoptions": self.adoptions}
 
-    def load_state_dict(self, state):
+    def load_state_dict(self, state: dict, # what `state_dict` returned (empty: nothing to restore)
+                       ):
         if not state: return
         self.t, self.compute, self.adopted_at = int(state["t"]), int(state["compute"]), int(state["adopted_at"])
         self.shaping = parse_shaping(state["shaping"], self.cfg.game)
         self.validations, self.adoptions = list(state["validations"]), list(state["adoptions"])
 
-# %% ../../nbs/methods/08_llm_also.ipynb #51938bea
-from fastcore.basics import patch
+# %% ../../nbs/methods/08_llm_also.ipynb #dc24a8d5
+@patch
+def rollout(self: LLMALSO, step: int, # the update's index (sets the env seeds, `train_seeds`)
+           ) -> list[Episode]:
+    self._fb0 = self.oenv.stats["empty_menu_fallbacks"]
+    return play_options(self.oenv, self.policy, self.train_seeds(step), obs=self.obs, shaping=self.current_shaping())
 
+@patch
+def advance(self: LLMALSO) -> dict:
+    "One update on the main line (or a branch): the next rollout seeds, rollout -> credit -> update."
+    self.t += 1; self.compute += 1
+    return Method.train_step(self, self.t)
+
+@patch
+def train_step(self: LLMALSO, step: int, # the pipeline's update index
+              ) -> dict:
+    c = self.cfg
+    if step % c.validate_every: row = self.advance()
+    elif c.validated: row = self.validate(step)
+    else: row = self.one_shot(step)
+    return {**row, "also/mainline": self.t, "compute/updates": self.compute, **self.shaping_metrics()}
+
+@patch
+def shaping_metrics(self: LLMALSO) -> dict:
+    "The shaping in force, and the LLM critic's / generator's parse failures and skipped requests so far."
+    s, out = self.current_shaping(), {}
+    for who, x in (("critic", self.critic), ("generator", self.generator)):
+        if isinstance(x, LLMJSON): out.update({f"also/{who}_failures": x.failures, f"also/{who}_skipped": x.skipped})
+    return {**out, **{f"shaping/{k}": v for k, v in (s.weights if s else {}).items()}}
+
+@patch
+def evaluate(self: LLMALSO,
+             step: int,       # the update's index
+             record: int = 0, # how many episodes to return for recording
+            ) -> dict:
+    return {**super(LLMALSO, self).evaluate(step, record), "also/mainline": self.t}
+
+# %% ../../nbs/methods/08_llm_also.ipynb #46b04464
 @patch
 def snapshot(self: LLMALSO) -> dict:
     "The in-memory state a branch forks from: adapters, optimisers, sampler, shaping, main-line counters."
@@ -167,6 +179,7 @@ def restore(self: LLMALSO,
     self.policy.generator.set_state(snap["gen"])
     self.t, self.shaping, self.adopted_at = snap["t"], snap["shaping"], snap["adopted_at"]
 
+# %% ../../nbs/methods/08_llm_also.ipynb #51454d7b
 @patch
 def sparse_eval(self: LLMALSO,
                 step: int, # the validation's update index (picks the seeds)
@@ -181,6 +194,7 @@ def sparse_eval(self: LLMALSO,
 
 def _sparse(eps) -> list[float]: return [float(ep.meta["task_reward"]) for ep in eps]
 
+# %% ../../nbs/methods/08_llm_also.ipynb #cdbb0fa1
 @patch
 def proposals(self: LLMALSO,
               step: int,                    # the validation's update index (seeds the critic and generator)
@@ -201,6 +215,7 @@ def proposals(self: LLMALSO,
             with open(self.ctx.out / "also.log", "a") as f: f.write(f"update {step}: rejected candidate {k}: {e}\n")
     return ev, diag, valid, rejected
 
+# %% ../../nbs/methods/08_llm_also.ipynb #0152dd24
 @patch
 def one_shot(self: LLMALSO,
              step: int, # the update's index
@@ -214,6 +229,7 @@ def one_shot(self: LLMALSO,
                              "rejected": rejected, "adopted": valid[0].name if valid else None})
     return {**self.advance(), "also/candidates": len(valid), "also/rejected": len(rejected), "also/promoted": int(bool(valid))}
 
+# %% ../../nbs/methods/08_llm_also.ipynb #9d6fb3d7
 @patch
 def validate(self: LLMALSO,
              step: int, # the update's index

@@ -27,7 +27,7 @@ __all__ = ['EVENT_VOCAB', 'MAX_WEIGHT', 'STAGES', 'SEARCH', 'LEVELS', 'CRITIC_PR
            'Shaping', 'parse_shaping', 'preset_shaping', 'evidence', 'evidence_text', 'Diagnosis', 'RuleCritic',
            'RuleGenerator', 'FarmGenerator', 'LLMJSON', 'LLMCritic', 'LLMGenerator']
 
-# %% ../../nbs/methods/07_llm_also_critic.ipynb #9821850c
+# %% ../../nbs/methods/07_llm_also_critic.ipynb #a898eba2
 EVENT_VOCAB: dict[str, tuple[str, ...]] = {
     "overcooked": ("onion_picked", "tomato_picked", "dish_picked", "onion_potted", "tomato_potted", "cook_started",
                    "soup_picked_up", "soup_delivered", "item_placed_on_counter", "item_picked_from_counter"),
@@ -39,6 +39,7 @@ EVENT_VOCAB: dict[str, tuple[str, ...]] = {
 MAX_WEIGHT = 10.0
 "The largest |bonus| per event a shaping may give."
 
+# %% ../../nbs/methods/07_llm_also_critic.ipynb #32451065
 class ShapingError(ValueError):
     "A shaping configuration that breaks the schema (the message names the bad value)."
 
@@ -51,17 +52,20 @@ class Shaping:
     decay: float = 1.0                                      # weights x decay^(updates since adoption), in (0, 1]
     name: str = ""                                          # where it came from (preset, generator, file)
 
-    def bonus(self, e: Mapping) -> float:
+    def bonus(self, e: Mapping, # an event (`kind`, `agent`, and `cells` for waste_cleaned)
+             ) -> float:
         "The bonus of one event (`team_total` adds them up)."
         w = self.agents.get(e.get("agent"), {}).get(e["kind"], self.weights.get(e["kind"], 0.0))
         return w * e.get("cells", 1)
 
-    def scaled(self, f: float) -> "Shaping":
+    def scaled(self, f: float, # the factor on every weight
+              ) -> "Shaping":
         "The same shaping with every weight multiplied by `f` (how decay is applied)."
         return Shaping(self.game, {k: v * f for k, v in self.weights.items()},
                        {a: {k: v * f for k, v in d.items()} for a, d in self.agents.items()}, self.decay, self.name)
 
     def to_dict(self) -> dict:
+        "Its JSON form (what `parse_shaping` reads back; the game aside)."
         return {"weights": dict(self.weights), "agents": {a: dict(d) for a, d in self.agents.items()}, "decay": self.decay,
                 "name": self.name}
 
@@ -71,6 +75,7 @@ class Shaping:
 
     def __bool__(self) -> bool: return bool(self.weights or any(self.agents.values()))
 
+# %% ../../nbs/methods/07_llm_also_critic.ipynb #def326c6
 def _weight(v, where: str, max_weight: float) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise ShapingError(f"{where} is {v!r}, not a number")
@@ -91,7 +96,8 @@ def parse_shaping(obj,                            # a dict, a JSON text, or a `S
                   game: str,                      # the game (its event vocabulary)
                   agents: Sequence[str] | None = None, # valid agent names for per-agent weights (None: any)
                   max_weight: float = MAX_WEIGHT, # bound on every |bonus|
-                  name: str = "") -> Shaping:
+                  name: str = "",                 # its name when `obj` gives none
+                 ) -> Shaping:
     "A validated `Shaping` from `obj` (`{'weights': {...}, 'agents': {...}, 'decay': 0.9}` or just the weights)."
     if game not in EVENT_VOCAB: raise ShapingError(f"unknown game {game!r}; valid: {sorted(EVENT_VOCAB)}")
     if isinstance(obj, Shaping): obj = obj.to_dict()
@@ -113,10 +119,11 @@ def parse_shaping(obj,                            # a dict, a JSON text, or a `S
         raise ShapingError(f"decay is {decay!r}, not a number in (0, 1]")
     return Shaping(game, weights, per, float(decay), str(obj.get("name") or name))
 
+# %% ../../nbs/methods/07_llm_also_critic.ipynb #88ac8014
 def preset_shaping(name: str | None, # a key of `SHAPING` (None: no shaping)
                    game: str,        # the game the shaping is checked against
                   ) -> Shaping:
-    "A named preset of `option_rollout.SHAPING` as a validated `Shaping` (None: no shaping)."
+    "A named preset of `options.rollout.SHAPING` as a validated `Shaping` (None: no shaping)."
     if name is None: return Shaping(game, name="none")
     if name not in SHAPING: raise ShapingError(f"unknown shaping preset {name!r}; valid: {sorted(SHAPING)}")
     return parse_shaping(SHAPING[name], game, name=name)
@@ -240,7 +247,7 @@ class FarmGenerator:
                 {"weights": {"item_placed_on_counter": 3.0, "onion_picked": 3.0}, "name": "farm:drop-onions"}]
         return farm[:k]
 
-# %% ../../nbs/methods/07_llm_also_critic.ipynb #c8e5258b
+# %% ../../nbs/methods/07_llm_also_critic.ipynb #1591ed09
 CRITIC_PROMPT = ("You diagnose a multi-agent RL run in {game}. Evidence: {evidence}\n"
                  "Failure stages: {stages}.\nAnswer with JSON {{\"stages\": [...], \"why\": \"...\"}}:")
 GENERATOR_PROMPT = ("Propose {k} reward shapings for {game} against: {stages}. Current bonuses: {current}. "
@@ -258,12 +265,19 @@ class LLMJSON:
     "JSON from a model: greedy first, then sampled retries; parse failures and skipped requests counted."
     def __init__(self, adapters,                 # `AgentAdapters` of the model
                  agent: str = BASE,              # its adapter (default: the base without adapters)
-                 max_new_tokens: int = 96, retries: int = 2, seed: int = 0):
+                 max_new_tokens: int = 96,       # the longest reply
+                 retries: int = 2,               # sampled retries after the greedy reply, before a request is skipped
+                 seed: int = 0,                  # seeds the sampler
+                ):
         self.adapters, self.agent, self.max_new_tokens, self.retries = adapters, agent, max_new_tokens, retries
         self.gen = torch.Generator().manual_seed(seed)
         self.calls, self.failures, self.skipped = 0, 0, 0
 
-    def ask(self, prompt: str, valid=lambda obj: True, seed: int | None = None):
+    def ask(self, prompt: str,                   # the request
+            valid=lambda obj: True,              # does a parsed reply qualify (else it counts as a failure)
+            seed: int | None = None,             # reseeds the sampler (replies reproducible per request)
+           ):
+        "The first qualifying JSON reply (greedy, then `retries` sampled ones); None if none (the request skipped)."
         if seed is not None: self.gen.manual_seed(seed)              # replies reproducible per request (exact resume)
         for attempt in range(self.retries + 1):
             s = sample_texts(self.adapters, [self.agent], [prompt], self.max_new_tokens, 1.0, greedy=attempt == 0,
@@ -275,9 +289,12 @@ class LLMJSON:
         self.skipped += 1
         return None
 
+# %% ../../nbs/methods/07_llm_also_critic.ipynb #5667f264
 class LLMCritic(LLMJSON):
     "A critic that asks a model; unknown stage names are dropped."
-    def __call__(self, ev: dict, seed: int | None = None) -> Diagnosis:
+    def __call__(self, ev: dict,                 # the `evidence`
+                 seed: int | None = None,        # reseeds the model's sampler
+                ) -> Diagnosis:
         obj = self.ask(CRITIC_PROMPT.format(game=ev["game"], evidence=evidence_text(ev), stages=", ".join(STAGES)),
                        lambda o: isinstance(o, dict) and isinstance(o.get("stages"), list), seed)
         if obj is None: return Diagnosis([], "critic reply unparseable (skipped)", "llm")
@@ -285,7 +302,13 @@ class LLMCritic(LLMJSON):
 
 class LLMGenerator(LLMJSON):
     "A generator that asks a model; its candidates still have to pass `parse_shaping`."
-    def propose(self, diag: Diagnosis, current: Shaping, k: int, agents=(), shares=None, seed: int | None = None) -> list:
+    def propose(self, diag: Diagnosis,           # the critic's stages
+                current: Shaping,                # the shaping in force (shown to the model)
+                k: int,                          # candidates wanted
+                agents=(),                       # unused (the rule generator's signature)
+                shares=None,                     # unused (the rule generator's signature)
+                seed: int | None = None,         # reseeds the model's sampler
+               ) -> list:
         obj = self.ask(GENERATOR_PROMPT.format(k=k, game=current.game, stages=", ".join(diag.stages) or "none",
                                                current=json.dumps(current.weights), kinds=", ".join(EVENT_VOCAB[current.game]),
                                                max=MAX_WEIGHT), lambda o: isinstance(o, (list, dict)), seed)

@@ -12,6 +12,7 @@ from typing import Sequence
 
 import numpy as np
 import torch
+from fastcore.basics import patch
 
 from ..core.records import Episode, Turn, write_figure_html
 from ..core.config import ConfigError, arg
@@ -144,7 +145,7 @@ def warm_start(cfg: TRACERConfig,   # the run's config (agents, rounds, sft_* fi
     return warm_base(cfg, lambda pool: warm_pairs(pool, cfg.agents, cfg.rounds, cfg.sft_seed), cache_dir,
                      {"method": "tracer", "agents": cfg.agents, "rounds": cfg.rounds, "format": 1}, quiet=quiet, create=create)
 
-# %% ../../nbs/methods/06_tracer.ipynb #57b9a7a4
+# %% ../../nbs/methods/06_tracer.ipynb #1cf46350
 def _choose(self, agent: str, kind: str, state, train: bool) -> str:
     "The controller's action (`rm`: sampled in training, greedy average in evaluation; or a fixed baseline)."
     acts = ("refresh", "keep") if kind == "propose" else ("speak", "skip")
@@ -165,91 +166,124 @@ def _stand_in_text(self, role: str) -> str:
     "What the `random` stand-in says: a random number 0-19, or a random verdict."
     return f" {int(self.rng.integers(0, 20))}" if role == "propose" else f" {('right', 'wrong')[int(self.rng.integers(2))]}"
 
-def play(self, tasks: Sequence[Task], k: int, train: bool,
+# %% ../../nbs/methods/06_tracer.ipynb #835176ce
+class _Board:
+    "A batch of TRACER episodes between rounds: each problem's episode, pending answer, net vote and lines; the counters."
+    def __init__(self, tasks: Sequence[Task], names: Sequence[str]):
+        self.tasks = tasks
+        self.eps = [Episode(names, meta={"group": j, "task": t.id, "problem": t.prompt, "answer": t.answer, "log": []})
+                    for j, t in enumerate(tasks)]
+        self.pending, self.score, self.lines = [None] * len(tasks), [0] * len(tasks), [[] for _ in tasks]
+        self.tokens = self.generations = self.spoke = self.reviews = self.refreshed = self.props = 0
+        self.unparsed = {"propose": 0, "review": 0}
+
+    def finish(self) -> list[Episode]:
+        "The episodes with their team reward, final answer and transcript, and the batch's stats (the same in each)."
+        for j, ep in enumerate(self.eps):
+            ok = self.pending[j] not in (None, "") and self.tasks[j].verify(self.pending[j]) > 0
+            ep.meta.update(team_reward=float(ok), final=self.pending[j],
+                           transcript="\n".join([self.tasks[j].prompt, *self.lines[j]]))
+        stats = {"tokens": self.tokens, "generations": self.generations, "speak_rate": self.spoke / max(self.reviews, 1),
+                 "refresh_rate": self.refreshed / max(self.props, 1), "unparsed_proposals": self.unparsed["propose"],
+                 "unparsed_verdicts": self.unparsed["review"]}
+        for ep in self.eps: ep.meta["stats"] = stats
+        return self.eps
+
+@dataclass
+class _Round:
+    "Round `r`: the active agent (index `i`, name `a`), its role, who stands in for it (`sub`, None: itself), the flags."
+    r: int; i: int; a: str; role: str; sub: str | None; train: bool; learn: bool; last: bool
+
+# %% ../../nbs/methods/06_tracer.ipynb #bd0f43bc
+def _decide(self, b: _Board, rd: _Round) -> tuple:
+    "Round `rd`'s live problems and, for each, its controller state, action and the action's probability."
+    cfg, sub, role = self.cfg, rd.sub, rd.role
+    live = list(range(len(b.tasks))) if role == "propose" else [j for j in range(len(b.tasks)) if b.pending[j] is not None]
+    states = {j: score_state(b.pending[j], b.score[j], rd.last, cfg.vote_clip) for j in live}
+    if sub == "null": acts = {j: "keep" if role == "propose" else "skip" for j in live}     # passes the transcript on
+    elif sub: acts = {j: "refresh" if role == "propose" else "speak" for j in live}        # base / random: always speak
+    else: acts = {j: (_choose(self, rd.a, role, states[j], rd.train) if (role == "review" or b.pending[j] is not None)
+                      else "refresh") for j in live}
+    probs = {j: None if sub else _action_prob(self, rd.a, role, states[j], acts[j], rd.train) for j in live}
+    return live, states, acts, probs
+
+def _speak(self, b: _Board, rd: _Round, gen: list[int], k: int) -> dict:
+    "`k` candidates for each problem in `gen` (the agent's own become `Turn`s); returns each problem's candidate 0."
+    cfg, role, rows = self.cfg, rd.role, [j for j in gen for _ in range(k)]
+    if rd.sub == "random": texts, ss = [_stand_in_text(self, role) for _ in rows], []
+    else:
+        ss = sample_texts(self.adapters, [BASE if rd.sub == "base" else rd.a] * len(rows),
+                          [prompt(b.tasks[j], b.lines[j], rd.i, role, b.pending[j]) for j in rows],
+                          cfg.max_new_tokens, cfg.temperature, greedy=not rd.train, generator=self.gen)
+        texts = [s.text for s in ss]
+    b.tokens, b.generations = b.tokens + sum(len(s.completion_ids) for s in ss), b.generations + len(ss)
+    for n, (j, s) in enumerate(zip(rows, ss) if not rd.sub else []):          # stand-ins' lines are not trained
+        text, task = s.text.split("\n")[0].strip(), b.tasks[j]
+        rew = role_reward(role, text, task, b.pending[j])
+        b.unparsed[role] += (task.extract(text) is None) if role == "propose" else (verdict(text) is None)
+        b.eps[j].add(Turn(rd.a, group=j, prompt_ids=s.prompt_ids, completion_ids=s.completion_ids, logprob=s.logprobs,
+                          reward=rew, t=rd.r, info={"role": role, "round": rd.r, "text": text, "candidate": n % k}))
+    return {j: texts[n * k].split("\n")[0].strip() for n, j in enumerate(gen)}
+
+# %% ../../nbs/methods/06_tracer.ipynb #3988514e
+def _settle(self, b: _Board, rd: _Round, live, states, acts, probs, first: dict) -> None:
+    "Apply round `rd`'s actions to the live problems, log them, and (learning, `rm`) update the controller on both branches."
+    a, i, rm = rd.a, rd.i, rd.learn and self.cfg.controllers == "rm"
+    for j in live:
+        task, act = b.tasks[j], acts[j]
+        if rd.role == "propose":
+            new = first.get(j)
+            new_ans = None if new is None else (task.extract(new) or "")
+            if b.pending[j] is not None:
+                b.props += 1
+                if rm:
+                    val = lambda ans: 1.0 if ans not in (None, "") and task.verify(ans) else -1.0
+                    self.tables[a]["propose"].update(states[j], {"keep": val(b.pending[j]), "refresh": val(new_ans)})
+            if act == "refresh":
+                b.refreshed += b.pending[j] is not None
+                b.pending[j], b.score[j] = new_ans, 0
+                b.lines[j].append(f"agent {i} proposes: {new}")
+        else:
+            b.reviews += 1
+            if rm:
+                truth = b.pending[j] != "" and task.verify(b.pending[j]) > 0
+                self.tables[a]["review"].update(states[j], {"skip": 1.0 if truth else -1.0,
+                                                            "speak": role_reward("review", first[j], task, b.pending[j])})
+            if act == "speak":
+                b.spoke += 1
+                b.score[j] += {"right": 1, "wrong": -1}.get(verdict(first[j]), 0)
+                b.lines[j].append(f"agent {i} reviews: {first[j]}")
+            else: b.lines[j].append(f"agent {i} skips")
+        b.eps[j].meta["log"].append({"round": rd.r, "agent": a, "role": rd.role, "action": act, "state": list(states[j]),
+                                     "p": probs[j], "text": first.get(j), "pending": b.pending[j], "score": b.score[j]})
+
+# %% ../../nbs/methods/06_tracer.ipynb #809a103f
+def play(self,                         # the method (its config, adapters, controllers, random streams)
+         tasks: Sequence[Task],        # the problems, one episode each
+         k: int,                       # candidates sampled per problem and turn
+         train: bool,                  # sample (and let the controllers learn); else greedy decoding and average strategies
          stand: dict | None = None,    # agent -> stand-in (`null`, `base`, `random`) for agents outside a coalition
         ) -> list[Episode]:
     "One TRACER episode per task; `k` candidates per turn; controllers learn when `train` (and no one is stood in for)."
-    cfg, stand = self.cfg, stand or {}
-    learn = train and not stand
-    N = cfg.agents
-    names = [f"agent_{i}" for i in range(N)]
-    eps = [Episode(names, meta={"group": j, "task": t.id, "problem": t.prompt, "answer": t.answer, "log": []})
-           for j, t in enumerate(tasks)]
-    pending, score, lines = [None] * len(tasks), [0] * len(tasks), [[] for _ in tasks]
-    last_prop = max(r for r in range(1, cfg.rounds + 1) if r % 2 == 1)
-    tokens, generations, spoke, reviews, refreshed, props = 0, 0, 0, 0, 0, 0
-    unparsed = {"propose": 0, "review": 0}
+    cfg, stand, names = self.cfg, stand or {}, [f"agent_{i}" for i in range(self.cfg.agents)]
+    b, last_prop = _Board(tasks, names), max(r for r in range(1, cfg.rounds + 1) if r % 2 == 1)
     for r in range(1, cfg.rounds + 1):
-        i, role = (r - 1) % N, "propose" if r % 2 == 1 else "review"
-        a, sub = names[i], stand.get(names[i])                                    # sub: who stands in for `a` (None: `a`)
-        live = list(range(len(tasks))) if role == "propose" else [j for j in range(len(tasks)) if pending[j] is not None]
-        states = {j: score_state(pending[j], score[j], r == last_prop, cfg.vote_clip) for j in live}
-        if sub == "null": acts = {j: "keep" if role == "propose" else "skip" for j in live}     # passes the transcript on
-        elif sub: acts = {j: "refresh" if role == "propose" else "speak" for j in live}        # base / random: always speak
-        else: acts = {j: (_choose(self, a, role, states[j], train) if (role == "review" or pending[j] is not None)
-                          else "refresh") for j in live}
-        probs = {j: None if sub else _action_prob(self, a, role, states[j], acts[j], train) for j in live}
-        gen = [j for j in live if (train and not sub) or acts[j] in ("refresh", "speak")]  # otherwise skip the unspoken
-        rows = [j for j in gen for _ in range(k)]
-        if sub == "random": texts, ss = [_stand_in_text(self, role) for _ in rows], []
-        else:
-            ss = sample_texts(self.adapters, [BASE if sub == "base" else a] * len(rows),
-                              [prompt(tasks[j], lines[j], i, role, pending[j]) for j in rows],
-                              cfg.max_new_tokens, cfg.temperature, greedy=not train, generator=self.gen)
-            texts = [s.text for s in ss]
-        tokens += sum(len(s.completion_ids) for s in ss)
-        generations += len(ss)
-        for n, (j, s) in enumerate(zip(rows, ss) if not sub else []):          # stand-ins' lines are not trained
-            text = s.text.split("\n")[0].strip()
-            rew = role_reward(role, text, tasks[j], pending[j])
-            unparsed[role] += (tasks[j].extract(text) is None) if role == "propose" else (verdict(text) is None)
-            eps[j].add(Turn(a, group=j, prompt_ids=s.prompt_ids, completion_ids=s.completion_ids, logprob=s.logprobs,
-                            reward=rew, t=r, info={"role": role, "round": r, "text": text, "candidate": n % k}))
-        first = {j: texts[n * k].split("\n")[0].strip() for n, j in enumerate(gen)}
-        for j in live:
-            task, act = tasks[j], acts[j]
-            if role == "propose":
-                new = first.get(j)
-                new_ans = None if new is None else (task.extract(new) or "")
-                if pending[j] is not None:
-                    props += 1
-                    if learn and cfg.controllers == "rm":
-                        val = lambda ans: 1.0 if ans not in (None, "") and task.verify(ans) else -1.0
-                        self.tables[a]["propose"].update(states[j], {"keep": val(pending[j]), "refresh": val(new_ans)})
-                if act == "refresh":
-                    refreshed += pending[j] is not None
-                    pending[j], score[j] = new_ans, 0
-                    lines[j].append(f"agent {i} proposes: {new}")
-            else:
-                reviews += 1
-                if learn and cfg.controllers == "rm":
-                    truth = pending[j] != "" and task.verify(pending[j]) > 0
-                    self.tables[a]["review"].update(states[j], {"skip": 1.0 if truth else -1.0,
-                                                                "speak": role_reward("review", first[j], task, pending[j])})
-                if act == "speak":
-                    spoke += 1
-                    v = verdict(first[j])
-                    score[j] += {"right": 1, "wrong": -1}.get(v, 0)
-                    lines[j].append(f"agent {i} reviews: {first[j]}")
-                else: lines[j].append(f"agent {i} skips")
-            eps[j].meta["log"].append({"round": r, "agent": a, "role": role, "action": act, "state": list(states[j]),
-                                       "p": probs[j], "text": first.get(j),
-                                       "pending": pending[j], "score": score[j]})
-    for j, ep in enumerate(eps):
-        ok = pending[j] not in (None, "") and tasks[j].verify(pending[j]) > 0
-        ep.meta.update(team_reward=float(ok), final=pending[j], transcript="\n".join([tasks[j].prompt, *lines[j]]))
-    stats = {"tokens": tokens, "generations": generations, "speak_rate": spoke / max(reviews, 1), "refresh_rate": refreshed / max(props, 1),
-             "unparsed_proposals": unparsed["propose"], "unparsed_verdicts": unparsed["review"]}
-    for ep in eps: ep.meta["stats"] = stats
-    return eps
+        i = (r - 1) % cfg.agents
+        rd = _Round(r, i, names[i], "propose" if r % 2 == 1 else "review", stand.get(names[i]),   # sub: who stands in
+                    train, train and not stand, r == last_prop)
+        live, states, acts, probs = _decide(self, b, rd)
+        gen = [j for j in live if (train and not rd.sub) or acts[j] in ("refresh", "speak")]  # otherwise skip the unspoken
+        _settle(self, b, rd, live, states, acts, probs, _speak(self, b, rd, gen, k))
+    return b.finish()
 
-# %% ../../nbs/methods/06_tracer.ipynb #ce6de203
+# %% ../../nbs/methods/06_tracer.ipynb #a40f8811
 class TRACER(Method):
     "TRACER on the pipeline: one base, one adapter per agent, regret-matching controllers, role-rewarded GSPO."
     config_class = TRACERConfig
     key_metric, eval_metric = "reward", "eval/accuracy"
 
-    def setup(self, ctx):
+    def setup(self, ctx, # the run's context (output folder, rank, device)
+             ):
         cfg = self.cfg
         cache = cfg.sft_dir or ctx.out
         ctx.on_main(warm_start, cfg, cache, ctx.quiet)                   # one rank warm-starts, the others wait
@@ -260,81 +294,106 @@ class TRACER(Method):
         self.gen = torch.Generator().manual_seed(cfg.seed + 7919 * ctx.rank)
         self.rng = np.random.default_rng([cfg.seed, ctx.rank])
 
-    def rollout(self, step):
-        c = self.cfg
-        tasks = make_tasks(c, c.tasks_per_update, seed=1_000_000 + c.seed * 100_003 + (step * self.ctx.world + self.ctx.rank))
-        self.last_batch = (tasks, c.seed * 1_000_003 + step * 31 + 7919 * self.ctx.rank)   # what Shapley credit re-runs
-        return play(self, tasks, c.group, train=True)
-
-    def coalition_game(self, tasks: Sequence[Task], seed: int) -> CoalitionGame:
-        "v(S) = team success on `tasks` with the agents outside S stood in for (one sampled play each, same seed, cached)."
-        names, kind = [f"agent_{i}" for i in range(self.cfg.agents)], self.cfg.shapley_stand_in
-        def value(S):
-            g, r = self.gen.get_state(), self.rng.bit_generator.state        # common random numbers; training's stream kept
-            self.gen.manual_seed(seed); self.rng = np.random.default_rng(seed)
-            try: eps = play(self, tasks, 1, train=True, stand={a: kind for i, a in enumerate(names) if i not in S})
-            finally: self.gen.set_state(g); self.rng.bit_generator.state = r
-            return float(np.mean([ep.meta["team_reward"] for ep in eps]))
-        return CoalitionGame(len(names), value, names=names)
-
-    def credit(self, episodes):
-        if self.cfg.credit == "shapley": return self.shapley_credit(episodes)
-        turns = [t for ep in episodes for t in ep.all_turns()]
-        adv, st = group_normalise([t.reward for t in turns], [(t.group, t.t) for t in turns], clip=self.cfg.adv_clip,
-                                  min_std=self.cfg.min_group_std)
-        for t, x in zip(turns, adv): t.info["adv"] = float(x)
-        return [t for t in turns if math.isfinite(t.info["adv"])], st.as_dict()
-
-    def shapley_credit(self, episodes):
-        "Each agent's Shapley value of team success (coalitions re-played with stand-ins), spread by the role rewards as PRM."
-        c, (tasks, seed) = self.cfg, self.last_batch
-        game = self.coalition_game(tasks, seed)
-        res = shapley(game, c.shapley_samples, seed=seed)
-        credit = dict(zip(game.names, map(float, res.phi)))
-        turns = [t for ep in episodes for t in ep.all_turns()]
-        for t in turns: t.info["prm"] = t.reward                       # the role reward: an exact rule PRM per utterance
-        spread_signals(turns, credit, len(episodes))                   # each agent's signals average its credit per episode
-        signal_advantages(turns, c.adv_clip)
-        st = {f"credit/{a}": v for a, v in credit.items()}
-        st.update({"credit/coalitions": res.evaluations, "credit/v_empty": game(()), "credit/v_full": game(range(game.n))})
-        return turns, st
-
-    def update(self, turns, step):
-        if not self.cfg.gspo: return {}                                  # the GSPO-off arm: only controllers learn
-        return per_agent_update(turns, text_logprob_fn(self.adapters, self.cfg.temperature), self.optimizers,
-                                self.adapters.parameters, self.cfg, step, all_reduce=self.ctx.reduce)
-
-    def rollout_metrics(self, episodes):
-        st = episodes[0].meta["stats"]
-        turns = [t for ep in episodes for t in ep.all_turns()]
-        prop = [t for t in turns if t.info["role"] == "propose"]; rev = [t for t in turns if t.info["role"] == "review"]
-        return {"reward": float(np.mean([ep.meta["team_reward"] for ep in episodes])), **st,
-                "proposer_reward": float(np.mean([t.reward for t in prop])) if prop else 0.0,
-                "verdict_rate": float(np.mean([verdict(t.info["text"]) is not None for t in rev])) if rev else 0.0}
-
-    def evaluate(self, step, record=0):
-        g = self.gen.get_state()
-        eps = play(self, make_tasks(self.cfg, self.cfg.eval_tasks, seed=self.cfg.eval_seed, split="test"), 1, train=False)
-        self.gen.set_state(g)
-        st, acc = eps[0].meta["stats"], float(np.mean([ep.meta["team_reward"] for ep in eps]))
-        solved = sum(ep.meta["team_reward"] for ep in eps)
-        if self.cfg.controllers == "rm": self.history.append({"step": step, **controller_snapshot(self.tables)})
-        return {"eval/accuracy": acc, "eval/speak_rate": st["speak_rate"], "eval/refresh_rate": st["refresh_rate"],
-                "eval/tokens": st["tokens"],
-                "eval/tokens_per_solved": st["tokens"] / solved if solved else None, "_episodes": eps[:record]}
-
     def generators(self): return {"sample": self.gen}
     def state_dict(self):
         return {"rng": self.rng.bit_generator.state, "history": self.history,
                 "tables": {a: {k: t.state_dict() for k, t in d.items()} for a, d in self.tables.items()}}
-    def load_state_dict(self, state):
+    def load_state_dict(self, state: dict, # what `state_dict` returned (missing keys: left as they are)
+                       ):
         if "rng" in state: self.rng.bit_generator.state = state["rng"]
         self.history = list(state.get("history", []))
         for a, d in state.get("tables", {}).items():
             for k, sd in d.items(): self.tables[a][k].load_state_dict(sd)
 
-    def finish(self, pipe):
-        "The run's reports: `controllers.html` (the controllers over training) and `rounds.html` (recorded episodes)."
-        if self.history: write_figure_html(pipe.out / "controllers.html", controller_figure(self.history))
-        eps = sorted((pipe.out / "episodes").glob("eval_step*_env*.json"))
-        if eps: write_rounds_html(pipe.out / "rounds.html", [Episode.load(e) for e in eps])
+# %% ../../nbs/methods/06_tracer.ipynb #88e965bc
+@patch
+def rollout(self: TRACER, step: int, # the update's index (sets the problems' seed)
+           ) -> list[Episode]:
+    c = self.cfg
+    tasks = make_tasks(c, c.tasks_per_update, seed=1_000_000 + c.seed * 100_003 + (step * self.ctx.world + self.ctx.rank))
+    self.last_batch = (tasks, c.seed * 1_000_003 + step * 31 + 7919 * self.ctx.rank)   # what Shapley credit re-runs
+    return play(self, tasks, c.group, train=True)
+
+@patch
+def credit(self: TRACER, episodes: list[Episode], # this update's rollouts
+          ) -> tuple[list[Turn], dict]:
+    if self.cfg.credit == "shapley": return self.shapley_credit(episodes)
+    turns = [t for ep in episodes for t in ep.all_turns()]
+    adv, st = group_normalise([t.reward for t in turns], [(t.group, t.t) for t in turns], clip=self.cfg.adv_clip,
+                              min_std=self.cfg.min_group_std)
+    for t, x in zip(turns, adv): t.info["adv"] = float(x)
+    return [t for t in turns if math.isfinite(t.info["adv"])], st.as_dict()
+
+@patch
+def update(self: TRACER,
+           turns: list[Turn], # the credited turns
+           step: int,         # the update's index
+          ) -> dict:
+    if not self.cfg.gspo: return {}                                  # the GSPO-off arm: only controllers learn
+    return per_agent_update(turns, text_logprob_fn(self.adapters, self.cfg.temperature), self.optimizers,
+                            self.adapters.parameters, self.cfg, step, all_reduce=self.ctx.reduce)
+
+# %% ../../nbs/methods/06_tracer.ipynb #7190dbb6
+@patch
+def coalition_game(self: TRACER,
+                   tasks: Sequence[Task], # the problems (the batch `rollout` played)
+                   seed: int,             # the random numbers every coalition shares
+                  ) -> CoalitionGame:
+    "v(S) = team success on `tasks` with the agents outside S stood in for (one sampled play each, same seed, cached)."
+    names, kind = [f"agent_{i}" for i in range(self.cfg.agents)], self.cfg.shapley_stand_in
+    def value(S):
+        g, r = self.gen.get_state(), self.rng.bit_generator.state        # common random numbers; training's stream kept
+        self.gen.manual_seed(seed); self.rng = np.random.default_rng(seed)
+        try: eps = play(self, tasks, 1, train=True, stand={a: kind for i, a in enumerate(names) if i not in S})
+        finally: self.gen.set_state(g); self.rng.bit_generator.state = r
+        return float(np.mean([ep.meta["team_reward"] for ep in eps]))
+    return CoalitionGame(len(names), value, names=names)
+
+@patch
+def shapley_credit(self: TRACER, episodes: list[Episode], # this update's rollouts (their problems: `last_batch`)
+                  ) -> tuple[list[Turn], dict]:
+    "Each agent's Shapley value of team success (coalitions re-played with stand-ins), spread by the role rewards as PRM."
+    c, (tasks, seed) = self.cfg, self.last_batch
+    game = self.coalition_game(tasks, seed)
+    res = shapley(game, c.shapley_samples, seed=seed)
+    credit = dict(zip(game.names, map(float, res.phi)))
+    turns = [t for ep in episodes for t in ep.all_turns()]
+    for t in turns: t.info["prm"] = t.reward                       # the role reward: an exact rule PRM per utterance
+    spread_signals(turns, credit, len(episodes))                   # each agent's signals average its credit per episode
+    signal_advantages(turns, c.adv_clip)
+    st = {f"credit/{a}": v for a, v in credit.items()}
+    st.update({"credit/coalitions": res.evaluations, "credit/v_empty": game(()), "credit/v_full": game(range(game.n))})
+    return turns, st
+
+# %% ../../nbs/methods/06_tracer.ipynb #7f65b507
+@patch
+def rollout_metrics(self: TRACER, episodes: list[Episode], # this update's rollouts
+                   ) -> dict:
+    st = episodes[0].meta["stats"]
+    turns = [t for ep in episodes for t in ep.all_turns()]
+    prop = [t for t in turns if t.info["role"] == "propose"]; rev = [t for t in turns if t.info["role"] == "review"]
+    return {"reward": float(np.mean([ep.meta["team_reward"] for ep in episodes])), **st,
+            "proposer_reward": float(np.mean([t.reward for t in prop])) if prop else 0.0,
+            "verdict_rate": float(np.mean([verdict(t.info["text"]) is not None for t in rev])) if rev else 0.0}
+
+@patch
+def evaluate(self: TRACER,
+             step: int,      # the update's index (the controllers' snapshot is tagged with it)
+             record: int = 0, # how many episodes to return for recording
+            ) -> dict:
+    g = self.gen.get_state()
+    eps = play(self, make_tasks(self.cfg, self.cfg.eval_tasks, seed=self.cfg.eval_seed, split="test"), 1, train=False)
+    self.gen.set_state(g)
+    st, acc = eps[0].meta["stats"], float(np.mean([ep.meta["team_reward"] for ep in eps]))
+    solved = sum(ep.meta["team_reward"] for ep in eps)
+    if self.cfg.controllers == "rm": self.history.append({"step": step, **controller_snapshot(self.tables)})
+    return {"eval/accuracy": acc, "eval/speak_rate": st["speak_rate"], "eval/refresh_rate": st["refresh_rate"],
+            "eval/tokens": st["tokens"], "eval/tokens_per_solved": st["tokens"] / solved if solved else None, "_episodes": eps[:record]}
+
+@patch
+def finish(self: TRACER, pipe, # the finished `Pipeline` (its output folder)
+          ) -> None:
+    "The run's reports: `controllers.html` (the controllers over training) and `rounds.html` (recorded episodes)."
+    if self.history: write_figure_html(pipe.out / "controllers.html", controller_figure(self.history))
+    eps = sorted((pipe.out / "episodes").glob("eval_step*_env*.json"))
+    if eps: write_rounds_html(pipe.out / "rounds.html", [Episode.load(e) for e in eps])

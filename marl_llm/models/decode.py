@@ -13,6 +13,7 @@ from typing import Sequence
 
 import torch
 import torch.nn.functional as F
+from fastcore.basics import patch, patch_to
 
 from .base import position_ids_from_mask
 
@@ -194,17 +195,19 @@ def _distinct_rows(names: Sequence[str], input_ids: torch.Tensor, attention_mask
     first, which = distinct_rows(zip(names, map(tuple, input_ids.tolist()), map(tuple, attention_mask.tolist())))
     return torch.tensor(first, device=input_ids.device), torch.tensor(which, device=input_ids.device)
 
-# %% ../../nbs/models/03_decode.ipynb #ce075c3f
+# %% ../../nbs/models/03_decode.ipynb #0b74efdc
 class Decoder:
-    """The forward of a pre-norm decoder (Qwen2, Llama) over a KV cache it owns, preallocated for the whole call:
-    the modules' weights applied directly (no per-step mask building, cache objects or logits processors), and
-    every row through its own adapter (`RowLoRA`). Sampling runs it in inference mode; the scoring forward of
-    `models.sampling` runs it with gradients (the cache writes are then part of the graph)."""
-    def __init__(self, model, names: Sequence[str], batch: int, length: int):
+    """The forward of a pre-norm decoder (Qwen2, Llama) over a KV cache it owns, preallocated for the whole call: the
+    weights applied directly (no per-step mask building, cache objects or logits processors), every row through its own
+    adapter (`RowLoRA`). Sampling runs it in inference mode; `models.sampling`'s scoring forward, with gradients."""
+    def __init__(self, model,            # the PEFT model holding the adapters
+                 names: Sequence[str],   # the adapter of each row (`BASE`: none)
+                 batch: int,             # rows
+                 length: int,            # columns the cache holds
+                ):
         self.lm = causal_lm(model)
         self.body, cfg = self.lm.model, self.lm.config
-        self.dtype = self.body.embed_tokens.weight.dtype
-        dev = self.body.embed_tokens.weight.device
+        self.dtype, dev = self.body.embed_tokens.weight.dtype, self.body.embed_tokens.weight.device
         keeps = {}
         self.lora = {id(m): r for m in lora_layers(model) for r in [RowLoRA(m, names, self.dtype, keeps)] if r.active}
         self.layers = [(self.plan(l.input_layernorm), self.plan(l.post_attention_layernorm), l.self_attn.scaling,
@@ -222,67 +225,79 @@ class Decoder:
         base = m.base_layer if _is_lora(m) else m
         return base.weight, base.bias, self.lora.get(id(m)) if base is not m else None
 
-    @staticmethod
-    def lin(m: tuple, x, res=None):
-        "A linear layer (`plan`), plus each row's LoRA update where it carries adapters, plus `res` (the residual) if given."
-        w, b, r = m
-        y = linear(x, w, b, res)
-        return y if r is None else r.add_to(y, x)
-
-    @staticmethod
-    def norm(m: tuple, h):   # RMSNorm (`plan`) as transformers computes it: in float32, weight applied in the model's dtype
-        w, eps = m
-        if h.dtype == torch.float32: return F.rms_norm(h, (h.shape[-1],), w, eps)
-        return F.rms_norm(h.float(), (h.shape[-1],), eps=eps).to(h.dtype) * w
-
-    @staticmethod
-    def rope(x, cos, sin):   # `sin` has its first half negated, so rotate_half(x) * sin is one roll
-        return torch.addcmul(x * cos, x.roll(x.shape[-1] // 2, -1), sin)
-
-    @staticmethod
-    def attend(q, k, v, mask, scale):
-        """Attention with grouped-query heads. A decode step (one new token per row) takes an additive `mask`
-        `[B * kv heads, 1, S]` and runs as plain matmuls, 2x faster than `scaled_dot_product_attention` on CPU."""
-        B, H, T, hd = q.shape
-        if T > 1: return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale, enable_gqa=True)
-        G, S = B * k.shape[1], k.shape[2]                                     # (row, kv head) pairs; keys so far
-        s = torch.baddbmm(mask, q.view(G, -1, hd), k.view(G, S, hd).transpose(1, 2), alpha=scale)   # scores + mask
-        return (s.softmax(-1) @ v.view(G, S, hd)).view(B, H, 1, hd)
-
-    def forward(self, ids: torch.Tensor, pos: torch.Tensor, start: int, mask: torch.Tensor) -> torch.Tensor:
-        "Logits `[B, V]` after the last of `ids` `[B, T]`, written at cache columns `start .. start+T-1`."
-        return self.logits(self.hidden(ids, pos, start, mask)[:, -1:])[:, 0]
-
-    def logits(self, h: torch.Tensor) -> torch.Tensor:
+    def logits(self, h: torch.Tensor, # last-layer hidden states [B, T, H]
+              ) -> torch.Tensor:
         "The final norm and the LM head on last-layer hidden states `[B, T, H]` -> `[B, T, V]`."
         return self.lin(self.final[1], self.norm(self.final[0], h))
 
-    def hidden(self, ids: torch.Tensor, pos: torch.Tensor, start: int, mask: torch.Tensor) -> torch.Tensor:
-        """The last layer's hidden states `[B, T, H]` (before the final norm) of `ids` `[B, T]` at positions `pos`,
-        their keys and values written at cache columns `start .. start+T-1`; `mask` `[B, 1, T, start+T]` (bool)
-        says which cached columns each token sees."""
-        h = self.body.embed_tokens(ids).to(self.dtype)
-        cos, sin = self.body.rotary_emb(h, pos)
-        half = sin.shape[-1] // 2
-        cos, sin = cos[:, None], torch.cat((-sin[..., :half], sin[..., half:]), -1)[:, None]
-        B, T, _ = h.shape
-        end = start + T
-        if T == 1:   # a decode step: the padding mask as additive scores, once for every layer and kv head
-            kv = self.k[0].shape[1]
-            mask = torch.zeros(mask.shape, dtype=h.dtype, device=h.device).masked_fill_(~mask, float("-inf"))
-            mask = mask.expand(B, kv, 1, end).reshape(B * kv, 1, end)
-        lin, hd, graph = self.lin, self.hd, torch.is_grad_enabled()
-        for li, (norm1, norm2, scale, q, k, v, o, gate, up, down) in enumerate(self.layers):
-            x = self.norm(norm1, h)
-            self.k[li][:, :, start:end] = self.rope(lin(k, x).view(B, T, -1, hd).transpose(1, 2), cos, sin)
-            self.v[li][:, :, start:end] = lin(v, x).view(B, T, -1, hd).transpose(1, 2)
-            a = self.attend(self.rope(lin(q, x).view(B, T, -1, hd).transpose(1, 2), cos, sin),
-                            self.k[li][:, :, :end], self.v[li][:, :, :end], mask, scale)
-            h = lin(o, a.transpose(1, 2).reshape(B, T, -1), res=h)
-            x = self.norm(norm2, h)
-            g, u = lin(gate, x), lin(up, x)
-            h = lin(down, F.silu(g) * u if graph else F.silu(g, inplace=True).mul_(u), res=h)   # in place when no graph
-        return h
+# %% ../../nbs/models/03_decode.ipynb #641a7ec3
+@patch_to(Decoder, static_method=True)
+def lin(m: tuple, x, res=None):
+    "A linear layer (`plan`), plus each row's LoRA update where it carries adapters, plus `res` (the residual) if given."
+    w, b, r = m
+    y = linear(x, w, b, res)
+    return y if r is None else r.add_to(y, x)
+
+@patch_to(Decoder, static_method=True)
+def norm(m: tuple, h):   # RMSNorm (`plan`) as transformers computes it: in float32, weight applied in the model's dtype
+    w, eps = m
+    if h.dtype == torch.float32: return F.rms_norm(h, (h.shape[-1],), w, eps)
+    return F.rms_norm(h.float(), (h.shape[-1],), eps=eps).to(h.dtype) * w
+
+@patch_to(Decoder, static_method=True)
+def rope(x, cos, sin):   # `sin` has its first half negated, so rotate_half(x) * sin is one roll
+    return torch.addcmul(x * cos, x.roll(x.shape[-1] // 2, -1), sin)
+
+@patch_to(Decoder, static_method=True)
+def attend(q, k, v, mask, scale):
+    """Attention with grouped-query heads. A decode step (one new token per row) takes an additive `mask`
+    `[B * kv heads, 1, S]` and runs as plain matmuls, 2x faster than `scaled_dot_product_attention` on CPU."""
+    B, H, T, hd = q.shape
+    if T > 1: return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale, enable_gqa=True)
+    G, S = B * k.shape[1], k.shape[2]                                     # (row, kv head) pairs; keys so far
+    s = torch.baddbmm(mask, q.view(G, -1, hd), k.view(G, S, hd).transpose(1, 2), alpha=scale)   # scores + mask
+    return (s.softmax(-1) @ v.view(G, S, hd)).view(B, H, 1, hd)
+
+# %% ../../nbs/models/03_decode.ipynb #13c7b845
+@patch
+def forward(self: Decoder,
+            ids: torch.Tensor,  # [B, T] tokens
+            pos: torch.Tensor,  # [B, T] their positions
+            start: int,         # the cache column of the first of them
+            mask: torch.Tensor, # [B, 1, T, start+T] (bool): which cached columns each token sees
+           ) -> torch.Tensor:
+    "Logits `[B, V]` after the last of `ids`, their keys and values written at cache columns `start .. start+T-1`."
+    return self.logits(self.hidden(ids, pos, start, mask)[:, -1:])[:, 0]
+
+@patch
+def hidden(self: Decoder,
+           ids: torch.Tensor,  # [B, T] tokens
+           pos: torch.Tensor,  # [B, T] their positions
+           start: int,         # the cache column of the first of them
+           mask: torch.Tensor, # [B, 1, T, start+T] (bool): which cached columns each token sees
+          ) -> torch.Tensor:
+    "The last layer's hidden states `[B, T, H]` (before the final norm); keys and values written at `start ..`."
+    h = self.body.embed_tokens(ids).to(self.dtype)
+    cos, sin = self.body.rotary_emb(h, pos)
+    half = sin.shape[-1] // 2
+    cos, sin = cos[:, None], torch.cat((-sin[..., :half], sin[..., half:]), -1)[:, None]
+    B, T, _ = h.shape; end = start + T
+    if T == 1:   # a decode step: the padding mask as additive scores, once for every layer and kv head
+        kv = self.k[0].shape[1]
+        mask = torch.zeros(mask.shape, dtype=h.dtype, device=h.device).masked_fill_(~mask, float("-inf"))
+        mask = mask.expand(B, kv, 1, end).reshape(B * kv, 1, end)
+    lin, hd, graph = self.lin, self.hd, torch.is_grad_enabled()
+    for li, (norm1, norm2, scale, q, k, v, o, gate, up, down) in enumerate(self.layers):
+        x = self.norm(norm1, h)
+        self.k[li][:, :, start:end] = self.rope(lin(k, x).view(B, T, -1, hd).transpose(1, 2), cos, sin)
+        self.v[li][:, :, start:end] = lin(v, x).view(B, T, -1, hd).transpose(1, 2)
+        a = self.attend(self.rope(lin(q, x).view(B, T, -1, hd).transpose(1, 2), cos, sin),
+                        self.k[li][:, :, :end], self.v[li][:, :, :end], mask, scale)
+        h = lin(o, a.transpose(1, 2).reshape(B, T, -1), res=h)
+        x = self.norm(norm2, h)
+        g, u = lin(gate, x), lin(up, x)
+        h = lin(down, F.silu(g) * u if graph else F.silu(g, inplace=True).mul_(u), res=h)   # in place when no graph
+    return h
 
 # %% ../../nbs/models/03_decode.ipynb #ca0c2b57
 def prefilled(model,                      # the PEFT model holding the adapters
@@ -291,11 +306,9 @@ def prefilled(model,                      # the PEFT model holding the adapters
               attention_mask: torch.Tensor, # [B, T0]
               length: int,                # columns the cache holds: the prompt's and every new token's
              ) -> tuple[Decoder, Decoder, torch.Tensor, torch.Tensor]:
-    """A `Decoder` for rows `names` with room for `length` columns, the left-padded prompts `input_ids` `[B, T0]`
-    already run through it; each distinct (adapter, prompt) runs once and its cached keys and values are copied to
-    the rows that repeat it (a GRPO group's). Returns that decoder; the decoder of the distinct rows (the same one
-    when every row is distinct) and their last prompt column's hidden states `[D, 1, H]`; and for each row which
-    distinct row it repeats `[B]`."""
+    """A `Decoder` with the prompts already run through it: each distinct (adapter, prompt) once, its keys and values
+    copied to the rows that repeat it (a GRPO group's). Returns it; the decoder of the distinct rows (the same one when
+    all are distinct) and their last prompt column's hidden states `[D, 1, H]`; and which distinct row each row repeats."""
     B, T0 = input_ids.shape
     att = attention_mask.bool()
     pos = position_ids_from_mask(attention_mask)

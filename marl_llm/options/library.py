@@ -10,6 +10,7 @@ import importlib
 from dataclasses import dataclass
 
 import numpy as np
+from fastcore.basics import patch
 from ..games.grid import STAY, INTERACT, add
 # typed options, outcomes, the option run and the library base class with its planner live in `options.core`
 from .core import Cell, WAIT, Ref, Option, OptionLibrary
@@ -18,7 +19,7 @@ from .core import Cell, WAIT, Ref, Option, OptionLibrary
 __all__ = ['GAMES', 'LIBRARIES', 'OvercookedOptions', 'scripted_option', 'HarvestOptions', 'CleanupOptions', 'GameSpec',
            'register_game', 'game_spec', 'make_game', 'option_library']
 
-# %% ../../nbs/options/02_library.ipynb #661460cc
+# %% ../../nbs/options/02_library.ipynb #e1e83c4e
 class OvercookedOptions(OptionLibrary):
     "Options for Overcooked: fetch, put, start_cook, pickup_soup, deliver, place, take, wait."
     game = "overcooked"
@@ -57,56 +58,95 @@ class OvercookedOptions(OptionLibrary):
 
     def spots(self, env, i, opt): return self.facing_spots(env, self.targets(env, opt))
 
-    def pre(self, env, i, opt):
-        held, n, r = env.held[i], opt.name, opt.ref()
-        if n == "wait": return None
-        if n in ("fetch", "take", "start_cook") and held is not None: return f"hands hold {held}"
-        if n in ("put", "place") and held != opt.args[0]: return f"holds {held or 'nothing'}, not {opt.args[0]}"
-        if n == "pickup_soup" and held != "dish": return f"holds {held or 'nothing'}, not a dish"
-        if n == "deliver" and held != "soup": return f"holds {held or 'nothing'}, not soup"
-        if r is not None and r.kind == "pot":
-            pot = env.pots.get(r.xy)
-            if pot is None: return f"there is no pot at {r.xy}"
-            if n == "put" and not (pot.idle and len(pot.ingredients) < env.max_ingredients): return f"the pot is {pot.describe()}"
-            if n == "start_cook" and not (pot.idle and pot.ingredients): return f"the pot is {pot.describe()}"
-            if n == "pickup_soup" and pot.idle: return f"the pot is {pot.describe()}"
-        if n == "place" and r.xy in env.counter_items: return f"the counter holds {env.counter_items[r.xy]}"
-        if n == "take" and env.counter_items.get(r.xy) != opt.args[0]: return f"the counter holds {env.counter_items.get(r.xy) or 'nothing'}"
-        return None
+# %% ../../nbs/options/02_library.ipynb #f7c7a592
+@patch
+def pre(self: OvercookedOptions,
+        env,          # the Overcooked env
+        i: int,       # the agent's index
+        opt: Option,  # the option (bound to its objects)
+       ) -> str | None:
+    "Why `opt` cannot start now (what the hands hold, the pot or counter's state); None if it can."
+    held, n, r = env.held[i], opt.name, opt.ref()
+    if n == "wait": return None
+    if n in ("fetch", "take", "start_cook") and held is not None: return f"hands hold {held}"
+    if n in ("put", "place") and held != opt.args[0]: return f"holds {held or 'nothing'}, not {opt.args[0]}"
+    if n == "pickup_soup" and held != "dish": return f"holds {held or 'nothing'}, not a dish"
+    if n == "deliver" and held != "soup": return f"holds {held or 'nothing'}, not soup"
+    if r is not None and r.kind == "pot":
+        pot = env.pots.get(r.xy)
+        if pot is None: return f"there is no pot at {r.xy}"
+        if n == "put" and not (pot.idle and len(pot.ingredients) < env.max_ingredients): return f"the pot is {pot.describe()}"
+        if n == "start_cook" and not (pot.idle and pot.ingredients): return f"the pot is {pot.describe()}"
+        if n == "pickup_soup" and pot.idle: return f"the pot is {pot.describe()}"
+    if n == "place" and r.xy in env.counter_items: return f"the counter holds {env.counter_items[r.xy]}"
+    if n == "take" and env.counter_items.get(r.xy) != opt.args[0]: return f"the counter holds {env.counter_items.get(r.xy) or 'nothing'}"
+    return None
 
-    def budget(self, env, i, opt):
-        "As the base class; `pickup_soup` also gets the time its pot still needs to cook."
-        b, pot = super().budget(env, i, opt), env.pots.get(opt.ref().xy) if opt.name == "pickup_soup" else None
-        return b + (pot.remaining or 0) if pot is not None and "pickup_soup" not in self.budgets else b
+@patch
+def budget(self: OvercookedOptions,
+           env,          # the Overcooked env
+           i: int,       # the agent's index
+           opt: Option,  # the option (bound to its objects)
+          ) -> int:
+    "As the base class; `pickup_soup` also gets the time its pot still needs to cook."
+    b, pot = super(OvercookedOptions, self).budget(env, i, opt), env.pots.get(opt.ref().xy) if opt.name == "pickup_soup" else None
+    return b + (pot.remaining or 0) if pot is not None and "pickup_soup" not in self.budgets else b
 
-    def act(self, env, i, opt, run):
-        a = super().act(env, i, opt, run)
-        if opt.name == "pickup_soup" and a == INTERACT and not env.pots[opt.ref().xy].ready:
-            return STAY                               # at the pot, facing it: wait for the soup
-        return a
+# %% ../../nbs/options/02_library.ipynb #c0755e6d
+@patch
+def act(self: OvercookedOptions,
+        env,          # the Overcooked env
+        i: int,       # the agent's index
+        opt: Option,  # the option (bound to its objects)
+        run,          # the option's run so far
+       ) -> int:
+    "As the base class, but `pickup_soup` waits at the pot until the soup is ready."
+    a = super(OvercookedOptions, self).act(env, i, opt, run)
+    if opt.name == "pickup_soup" and a == INTERACT and not env.pots[opt.ref().xy].ready:
+        return STAY                               # at the pot, facing it: wait for the soup
+    return a
 
-    def effect(self, env, i, opt, run):
-        held, n = env.held[i], opt.name
-        if n in ("fetch", "take"): return held == opt.args[0]
-        if n in ("put", "deliver", "place"): return run.interacted and held is None
-        if n == "start_cook": return not env.pots[opt.ref().xy].idle
-        if n == "pickup_soup": return held == "soup"
-        return False
+@patch
+def effect(self: OvercookedOptions,
+           env,          # the Overcooked env
+           i: int,       # the agent's index
+           opt: Option,  # the option (bound to its objects)
+           run,          # the option's run so far
+          ) -> bool:
+    "Did the option do what it is for (the item in hand, the pot started, the soup taken)?"
+    held, n = env.held[i], opt.name
+    if n in ("fetch", "take"): return held == opt.args[0]
+    if n in ("put", "deliver", "place"): return run.interacted and held is None
+    if n == "start_cook": return not env.pots[opt.ref().xy].idle
+    if n == "pickup_soup": return held == "soup"
+    return False
 
-    def state_features(self, env, i):
-        f = {"held": env.held[i] or "nothing"}
-        f.update({f"agent{j}.held": h or "nothing" for j, h in enumerate(env.held) if j != i})
-        for p in self._layout(env)["pots"]: f.update({f"pot@({p[0]},{p[1]}).{k}": v for k, v in _pot_features(env.pots[p]).items()})
-        f["counter_items"] = len(env.counter_items)
-        return f
+# %% ../../nbs/options/02_library.ipynb #12a645ad
+@patch
+def state_features(self: OvercookedOptions,
+                   env,          # the Overcooked env
+                   i: int,       # the agent's index
+                  ) -> dict:
+    "What agent `i` holds, what the others hold, every pot's state, how many counter items."
+    f = {"held": env.held[i] or "nothing"}
+    f.update({f"agent{j}.held": h or "nothing" for j, h in enumerate(env.held) if j != i})
+    for p in self._layout(env)["pots"]: f.update({f"pot@({p[0]},{p[1]}).{k}": v for k, v in _pot_features(env.pots[p]).items()})
+    f["counter_items"] = len(env.counter_items)
+    return f
 
-    def arg_features(self, env, i, opt):
-        f = {}
-        for k, a in enumerate(opt.args):
-            if isinstance(a, Ref) and a.kind == "pot" and a.xy in env.pots:
-                f.update({f"arg{k}.{n}": v for n, v in _pot_features(env.pots[a.xy]).items()})
-            if isinstance(a, Ref) and a.kind == "counter": f[f"arg{k}.item"] = env.counter_items.get(a.xy) or "nothing"
-        return f
+@patch
+def arg_features(self: OvercookedOptions,
+                 env,          # the Overcooked env
+                 i: int,       # the agent's index
+                 opt: Option,  # the option (bound to its objects)
+                ) -> dict:
+    "The state of the objects `opt` is bound to: its pot's, or what its counter holds."
+    f = {}
+    for k, a in enumerate(opt.args):
+        if isinstance(a, Ref) and a.kind == "pot" and a.xy in env.pots:
+            f.update({f"arg{k}.{n}": v for n, v in _pot_features(env.pots[a.xy]).items()})
+        if isinstance(a, Ref) and a.kind == "counter": f[f"arg{k}.item"] = env.counter_items.get(a.xy) or "nothing"
+    return f
 
 def _pot_features(pot) -> dict:
     return {"n": len(pot.ingredients), "idle": pot.idle, "cooking": pot.cooking, "ready": pot.ready}
@@ -125,7 +165,7 @@ def scripted_option(env,            # an Overcooked env
     if i == 0: return Option("start_cook", (P,)) if pot.idle and len(pot.ingredients) == 3 else Option("fetch", ("onion",))
     return Option("fetch", ("dish",)) if not pot.idle or len(pot.ingredients) >= 2 else WAIT
 
-# %% ../../nbs/options/02_library.ipynb #cd6ff16f
+# %% ../../nbs/options/02_library.ipynb #ef630838
 class _AppleOptions(OptionLibrary):
     "Shared by the commons games: `harvest(<group>#k)` walks onto apples of group k."
     group_kind = "patch"
@@ -160,34 +200,42 @@ class _AppleOptions(OptionLibrary):
             if not any(c in apples for c in self._group(env, opt)): return f"{opt.ref()} has no apples"
         return None
 
-    def act(self, env, i, opt, run):
-        if opt.name == "harvest": return self.approach(env, i, run, self.spots(env, i, opt), at=STAY)
-        return super().act(env, i, opt, run)
+# %% ../../nbs/options/02_library.ipynb #6b1ab75a
+@patch
+def act(self: _AppleOptions, env, i, opt, run):
+    "`harvest` walks onto the nearest apple of its group (standing on it eats it)."
+    if opt.name == "harvest": return self.approach(env, i, run, self.spots(env, i, opt), at=STAY)
+    return super(_AppleOptions, self).act(env, i, opt, run)
 
-    def effect(self, env, i, opt, run):
-        "Count apples eaten on cells of the target group (apples eaten on the way elsewhere do not count)."
-        if opt.name != "harvest": return False
-        if env.eaten[i] > run.memo["eaten"] and tuple(env.pos[i]) in self._group(env, opt): run.memo["got"] += 1
-        run.memo["eaten"] = env.eaten[i]
-        return run.memo["got"] >= self.quota
+@patch
+def effect(self: _AppleOptions, env, i, opt, run):
+    "Count apples eaten on cells of the target group (apples eaten on the way elsewhere do not count)."
+    if opt.name != "harvest": return False
+    if env.eaten[i] > run.memo["eaten"] and tuple(env.pos[i]) in self._group(env, opt): run.memo["got"] += 1
+    run.memo["eaten"] = env.eaten[i]
+    return run.memo["got"] >= self.quota
 
-    def state_features(self, env, i):
-        apples = env.apples
-        f = {"apples": len(apples), "ate": int(env.eaten[i])}
-        f.update({f"{self.group_kind}#{k}.apples": sum(c in apples for c in g) for k, g in enumerate(self.groups(env))})
-        return f
+@patch
+def state_features(self: _AppleOptions, env, i):
+    "The apples left, how many agent `i` ate, and each group's apples."
+    apples = env.apples
+    f = {"apples": len(apples), "ate": int(env.eaten[i])}
+    f.update({f"{self.group_kind}#{k}.apples": sum(c in apples for c in g) for k, g in enumerate(self.groups(env))})
+    return f
 
-    def arg_features(self, env, i, opt):
-        if opt.name != "harvest": return {}
-        g, apples = self._group(env, opt), env.apples
-        return {"arg0.apples": sum(c in apples for c in g), "arg0.cells": len(g)}
+@patch
+def arg_features(self: _AppleOptions, env, i, opt):
+    "For `harvest`: its group's apples and cells."
+    if opt.name != "harvest": return {}
+    g, apples = self._group(env, opt), env.apples
+    return {"arg0.apples": sum(c in apples for c in g), "arg0.cells": len(g)}
 
 # %% ../../nbs/options/02_library.ipynb #c4d8fc6e
 class HarvestOptions(_AppleOptions):
     "Commons Harvest: `harvest(patch#k)` for every patch, and `wait`."
     game = "harvest"
 
-# %% ../../nbs/options/02_library.ipynb #a339da61
+# %% ../../nbs/options/02_library.ipynb #99f2630f
 class CleanupOptions(_AppleOptions):
     "Cleanup: `clean(segment#k)` for every river segment, `harvest(region#k)` for every orchard region, and `wait`."
     game = "cleanup"
@@ -227,38 +275,71 @@ class CleanupOptions(_AppleOptions):
         waste = env.waste
         return [(s, f) for s, f, cells in cache[key] if not waste.isdisjoint(cells)]
 
-    def pre(self, env, i, opt):
-        if opt.name == "clean" and env.segment_waste[self._segment(env, opt)] == 0: return f"{opt.ref()} is clean"
-        return super().pre(env, i, opt)
+# %% ../../nbs/options/02_library.ipynb #1dd53969
+@patch
+def pre(self: CleanupOptions,
+        env,          # the Cleanup env
+        i: int,       # the agent's index
+        opt: Option,  # the option (bound to its objects)
+       ):
+    "As the commons' `pre`; `clean` also needs waste in its segment."
+    if opt.name == "clean" and env.segment_waste[self._segment(env, opt)] == 0: return f"{opt.ref()} is clean"
+    return super(CleanupOptions, self).pre(env, i, opt)
 
-    def begin(self, env, i, opt, run):
-        super().begin(env, i, opt, run); run.memo["cleaned"] = env.cleaned[i]
+@patch
+def begin(self: CleanupOptions,
+          env,          # the Cleanup env
+          i: int,       # the agent's index
+          opt: Option,  # the option (bound to its objects)
+          run,          # the option's run so far
+         ):
+    "As the commons' `begin`; `clean` also notes the agent's cleaned count."
+    super(CleanupOptions, self).begin(env, i, opt, run); run.memo["cleaned"] = env.cleaned[i]
 
-    def progress(self, env, i, opt, run):
-        if opt.name != "clean": return super().progress(env, i, opt, run)
-        if env.segment_waste[self._segment(env, opt)] == 0: return True
-        before, run.memo["cleaned"] = run.memo["cleaned"], env.cleaned[i]
-        return "no_effect" if run.interacted and env.cleaned[i] == before else None
+@patch
+def progress(self: CleanupOptions,
+             env,          # the Cleanup env
+             i: int,       # the agent's index
+             opt: Option,  # the option (bound to its objects)
+             run,          # the option's run so far
+            ):
+    "`clean` is done once its segment is clean, and makes no progress if a beam removed nothing."
+    if opt.name != "clean": return super(CleanupOptions, self).progress(env, i, opt, run)
+    if env.segment_waste[self._segment(env, opt)] == 0: return True
+    before, run.memo["cleaned"] = run.memo["cleaned"], env.cleaned[i]
+    return "no_effect" if run.interacted and env.cleaned[i] == before else None
 
-    def state_features(self, env, i):
-        f = {"pollution": round(float(env.pollution), 4), **super().state_features(env, i)}
-        f.update({f"segment#{k}.waste": int(w) for k, w in enumerate(env.segment_waste)})
-        return f
+# %% ../../nbs/options/02_library.ipynb #b8619236
+@patch
+def state_features(self: CleanupOptions,
+                   env,          # the Cleanup env
+                   i: int,       # the agent's index
+                  ):
+    "The river's pollution and each segment's waste, besides the commons' features."
+    f = {"pollution": round(float(env.pollution), 4), **super(CleanupOptions, self).state_features(env, i)}
+    f.update({f"segment#{k}.waste": int(w) for k, w in enumerate(env.segment_waste)})
+    return f
 
-    def arg_features(self, env, i, opt):
-        if opt.name != "clean": return super().arg_features(env, i, opt)
-        k = self._segment(env, opt)
-        return {"arg0.waste": int(env.segment_waste[k]), "arg0.cells": len(env.river_segments[k])}
+@patch
+def arg_features(self: CleanupOptions,
+                 env,          # the Cleanup env
+                 i: int,       # the agent's index
+                 opt: Option,  # the option (bound to its objects)
+                ):
+    "For `clean`: its segment's waste and size; otherwise the commons' features."
+    if opt.name != "clean": return super(CleanupOptions, self).arg_features(env, i, opt)
+    k = self._segment(env, opt)
+    return {"arg0.waste": int(env.segment_waste[k]), "arg0.cells": len(env.river_segments[k])}
 
-# %% ../../nbs/options/02_library.ipynb #cb2f02e5
+# %% ../../nbs/options/02_library.ipynb #7e5eaceb
 @dataclass
 class GameSpec:
     "Where a game lives: its module and env class (imported on first use), its option library, its default layout."
-    name: str
-    module: str
-    env_class: str
-    library: type
-    default_layout: str
+    name: str               # the game's name (`--game`)
+    module: str             # the module that defines its env, imported on first use
+    env_class: str          # the env class's name in `module`
+    library: type           # its `OptionLibrary` subclass
+    default_layout: str     # the layout `make_game` uses when given none
     def env_cls(self) -> type:
         "The env class (imports the game's module)."
         return getattr(importlib.import_module(self.module), self.env_class)
@@ -286,6 +367,7 @@ register_game("overcooked", "marl_llm.games.overcooked", "OvercookedEnv", Overco
 register_game("cleanup", "marl_llm.games.commons", "CleanupEnv", CleanupOptions, "small")
 register_game("harvest", "marl_llm.games.commons", "HarvestEnv", HarvestOptions, "small")
 
+# %% ../../nbs/options/02_library.ipynb #0bed6298
 def game_spec(game: str, # a registered game's name
              ) -> GameSpec:
     "The registry entry of `game`; an unknown name lists the valid ones."
