@@ -30,6 +30,25 @@ def _finished(run_dir: Path, cfg) -> bool:
     except ValueError: return False
     return same and any(r.get("step") == cfg.updates for r in RunDir(run_dir, quiet=True).metrics())
 
+# %% ../../nbs/experiments/04_decoupling.ipynb #4e95aa18
+def _run_record(layout: str, # the run's Overcooked layout
+                seed: int, # its training seed
+                run_dir: Path, # its folder
+                train_s: float, # seconds spent training it (0-ish when reused)
+                a: Mapping, # its `write_audit` result
+               ) -> dict:
+    "One run's entry in `run`'s result: reward and solo-carry at the first and last checkpoint, and the audit's curve."
+    ck = a["checkpoints"]
+    return {"layout": layout, "seed": int(seed), "run": run_dir.name, "train_s": round(train_s, 1), "audit_s": a["time_s"],
+            "reward_first": ck[0]["team_reward"], "reward_last": ck[-1]["team_reward"],
+            "solo_first": ck[0]["solo_carry"], "solo_last": ck[-1]["solo_carry"],
+            "curve": [{k: r[k] for k in ("step", "team_reward", "team_reward_std", "solo_carry", "idle_fraction",
+                                          "specialisation", "joint_per_episode", "joint_events")}
+                      | {"shares": {ag: r["agents"][ag]["share"] for ag in a["agents"]},
+                         "progress": {ag: r["agents"][ag]["progress"] for ag in a["agents"]}} for r in ck],
+            "ablation": ck[-1].get("ablation"), "flags": a["flags"], "reward_curve": a["reward_curve"]}
+
+# %% ../../nbs/experiments/04_decoupling.ipynb #253c7997
 def run(out="runs/decoupling",                                            # folder for the guards and every run (finished runs are reused)
         layouts: Sequence[str] = ("cramped_room", "forced_coordination"), # Overcooked layouts to train on
         seeds: Sequence[int] = (0, 1),                                    # training seeds per layout
@@ -59,19 +78,12 @@ def run(out="runs/decoupling",                                            # fold
                          keep_checkpoints=10**6).fit()           # keep every checkpoint: the audit's curve
             t_train = time.time() - t1
             a = write_audit(run_dir, episodes=audit_episodes, progress=progress)
-            ck = a["checkpoints"]
-            runs.append({"layout": layout, "seed": int(s), "run": run_dir.name, "train_s": round(t_train, 1), "audit_s": a["time_s"],
-                         "reward_first": ck[0]["team_reward"], "reward_last": ck[-1]["team_reward"],
-                         "solo_first": ck[0]["solo_carry"], "solo_last": ck[-1]["solo_carry"],
-                         "curve": [{k: r[k] for k in ("step", "team_reward", "team_reward_std", "solo_carry", "idle_fraction",
-                                                       "specialisation", "joint_per_episode", "joint_events")}
-                                   | {"shares": {ag: r["agents"][ag]["share"] for ag in a["agents"]},
-                                      "progress": {ag: r["agents"][ag]["progress"] for ag in a["agents"]}} for r in ck],
-                         "ablation": ck[-1].get("ablation"), "flags": a["flags"], "reward_curve": a["reward_curve"]})
+            runs.append(_run_record(layout, s, run_dir, t_train, a))
     return {"config": {**kw, "backbone": "tiny", "algo": "pa-magrpo", "guard_episodes": guard_episodes,
                        "audit_episodes": audit_episodes, "eval_seed": PAMAGRPOConfig().eval_seed},
             "layouts": list(layouts), "seeds": [int(s) for s in seeds], "runs": runs, "time_s": round(time.time() - t0, 1)}
 
+# %% ../../nbs/experiments/04_decoupling.ipynb #eb501338
 def figure(res: Mapping, # `run`'s result
           ):
     "Plotly figure: held-out team reward and solo-carry across checkpoints, one colour per layout (one line per seed)."
@@ -93,6 +105,7 @@ def figure(res: Mapping, # `run`'s result
                       height=380, width=980)
     return fig
 
+# %% ../../nbs/experiments/04_decoupling.ipynb #a6c93a93
 def summarise(res: Mapping, # `run`'s result
              ) -> dict:
     "Per layout, seeds pooled: held-out team reward and solo-carry at the first and the last checkpoint, and the flags raised."

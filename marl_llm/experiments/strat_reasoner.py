@@ -25,6 +25,24 @@ __all__ = ['ARMS', 'run', 'summarise', 'figure']
 # %% ../../nbs/experiments/05_strat_reasoner.ipynb #50fb679e
 ARMS = {"hybrid": 0.5, "outcome_only": 0.0}
 
+def _rounded(o, nd: int = 3):
+    "Floats rounded to `nd` digits, recursively (keeps the committed JSON small)."
+    if isinstance(o, float): return round(o, nd)
+    if isinstance(o, dict): return {k: _rounded(v, nd) for k, v in o.items()}
+    if isinstance(o, (list, tuple)): return [_rounded(v, nd) for v in o]
+    return o
+
+def _file_run(res: dict, # `run`'s result so far (updated in place)
+              s: int, # the seed
+              arm: str, # the arm's name
+              r: dict, # the run's `result.json` content (its examples are moved out of it)
+             ):
+    "Files one finished run in `res`: its before/after example chains under `examples`, the rest under `runs`."
+    res["examples"][f"seed{s}/warm_start"] = r.pop("examples_before")
+    res["examples"][f"seed{s}/{arm}"] = r.pop("examples_after")
+    res["runs"][f"{arm}/seed{s}"] = r
+
+# %% ../../nbs/experiments/05_strat_reasoner.ipynb #639ec68d
 def run(out: str | Path,                     # folder for every seed's warm start and runs (finished runs are reused)
         seeds: Sequence[int] = (0, 1, 2),    # seeds per arm
         arms: dict | None = None,            # arm name -> `lam`, the hybrid weight (None: `ARMS`)
@@ -44,10 +62,7 @@ def run(out: str | Path,                     # folder for every seed's warm star
         for arm, lam in arms.items():
             run_dir, cfg = out / f"seed{s}" / arm, dataclasses.replace(base_cfg, lam=lam)
             if (run_dir / "result.json").exists():                # finished earlier: never redo completed work
-                r = json.loads((run_dir / "result.json").read_text())
-                res["examples"][f"seed{s}/warm_start"] = r.pop("examples_before")
-                res["examples"][f"seed{s}/{arm}"] = r.pop("examples_after")
-                res["runs"][f"{arm}/seed{s}"] = r; continue
+                _file_run(res, s, arm, json.loads((run_dir / "result.json").read_text())); continue
             t0 = time.time()
             pipe = Pipeline(StratReasoner(cfg, base_path=sft), run_dir, resume=(run_dir / "config.json").exists(), quiet=True)
             tr = pipe.method
@@ -62,20 +77,12 @@ def run(out: str | Path,                     # folder for every seed's warm star
                           "examples_before": ex_before, "examples_after": sample_chains(tr.adapters, cfg, 2, seed=s),
                           "curve": {k: [row.get(k) for row in rows] for k in ("step",) + keep}})
             write_json(run_dir / "result.json", r)
-            res["examples"][f"seed{s}/warm_start"] = r.pop("examples_before")
-            res["examples"][f"seed{s}/{arm}"] = r.pop("examples_after")
-            res["runs"][f"{arm}/seed{s}"] = r
+            _file_run(res, s, arm, r)
             if json_path is not None: write_json(json_path, res)
     if json_path is not None: write_json(json_path, res)
     return res
 
-def _rounded(o, nd: int = 3):
-    "Floats rounded to `nd` digits, recursively (keeps the committed JSON small)."
-    if isinstance(o, float): return round(o, nd)
-    if isinstance(o, dict): return {k: _rounded(v, nd) for k, v in o.items()}
-    if isinstance(o, (list, tuple)): return [_rounded(v, nd) for v in o]
-    return o
-
+# %% ../../nbs/experiments/05_strat_reasoner.ipynb #89193fc8
 def summarise(res: dict,      # `run`'s result
               last: int = 10, # the process score is averaged over this many last updates
              ) -> dict:
@@ -94,6 +101,7 @@ def summarise(res: dict,      # `run`'s result
         out[arm] = row
     return out
 
+# %% ../../nbs/experiments/05_strat_reasoner.ipynb #8ffa6aa0
 def figure(res: dict, # `run`'s result
           ) -> go.Figure:
     "Score against each fixed opponent before and after RL per arm (mean ± std over seeds), and the process score during training."
