@@ -48,6 +48,30 @@ def also_updates(budget: int,         # total updates to spend: main line plus b
                           f"branch_updates={branch_updates} (the last validation would overshoot to {spent})")
     return u
 
+# %% ../../nbs/experiments/11_llm_also.ipynb #b59dc276
+def _run_record(arm: str,  # the arm's name
+                sd: int,   # the run's seed
+                rows: list, # the run's metric rows (`fit`'s result)
+                m,         # the trained method (LLM-ALSO's has `validations`)
+                t0: float, # the run's start time (`time.time()`)
+               ) -> dict:
+    "One run's entry in `run`'s result: held-out curve against compute, final return, first soup, branch share, validations."
+    train = [r for r in rows if r["step"] > 0]
+    x = lambda r: r.get("compute/updates", r["step"])
+    ev = [r for r in rows if "eval/team_reward" in r]
+    soup = next((x(r) for r in train if r["team_reward_max"] > 0), None)
+    main = rows[-1].get("also/mainline", rows[-1]["step"])
+    return dict(arm=arm, seed=sd, compute=x(rows[-1]), mainline=main,
+                branch_share=1 - main / x(rows[-1]),
+                curve=[[x(r), r["eval/team_reward"]] for r in ev], final=ev[-1]["eval/team_reward"],
+                first_soup=soup, train_sparse=[r["team_reward"] for r in train],
+                validations=[{"step": v["step"], "stages": v["diagnosis"]["stages"], "adopted": v["adopted"],
+                              "proposals": [b["shaping"]["weights"] for n_, b in v.get("branches", {}).items()
+                                            if n_ != "control"] or v.get("proposals", [])}
+                             for v in getattr(m, "validations", [])],
+                seconds=round(time.time() - t0, 1))
+
+# %% ../../nbs/experiments/11_llm_also.ipynb #316d8db4
 def run(out: str | Path,                 # folder for every run
                         seeds: Sequence[int] = (0, 1, 2),  # seeds per arm
                         arms: dict = ARMS,               # arm -> config fields
@@ -73,25 +97,13 @@ def run(out: str | Path,                 # folder for every run
                 cfg = PAMAGRPOConfig(**base, **kw, updates=budget, seed=sd, eval_every=s["validate_every"])
                 m = PAMAGRPO(cfg)
             rows = fit(m, Path(out) / f"{arm}-seed{sd}", quiet=quiet)
-            train = [r for r in rows if r["step"] > 0]
-            x = lambda r: r.get("compute/updates", r["step"])
-            ev = [r for r in rows if "eval/team_reward" in r]
-            soup = next((x(r) for r in train if r["team_reward_max"] > 0), None)
-            main = rows[-1].get("also/mainline", rows[-1]["step"])
-            res["runs"].append(dict(arm=arm, seed=sd, compute=x(rows[-1]), mainline=main,
-                                    branch_share=1 - main / x(rows[-1]),
-                                    curve=[[x(r), r["eval/team_reward"]] for r in ev], final=ev[-1]["eval/team_reward"],
-                                    first_soup=soup, train_sparse=[r["team_reward"] for r in train],
-                                    validations=[{"step": v["step"], "stages": v["diagnosis"]["stages"], "adopted": v["adopted"],
-                                                  "proposals": [b["shaping"]["weights"] for n_, b in v.get("branches", {}).items()
-                                                                if n_ != "control"] or v.get("proposals", [])}
-                                                 for v in getattr(m, "validations", [])],
-                                    seconds=round(time.time() - t0, 1)))
+            res["runs"].append(_run_record(arm, sd, rows, m, t0))
             if json_path: write_json(json_path, round_floats({**res, "summary": summarise(res)}), indent=1)
     res["summary"] = summarise(res)
     if json_path: write_json(json_path, round_floats(res), indent=1)
     return res
 
+# %% ../../nbs/experiments/11_llm_also.ipynb #389b5a45
 def summarise(res: dict, # `run`'s result
              ) -> dict:
     "Per arm: final held-out sparse return (mean, std, per seed), runs with a soup, first soup, compute, branch share."

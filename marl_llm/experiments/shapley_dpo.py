@@ -31,6 +31,16 @@ SETTINGS = dict(n_components=2, max_digit=5, router="fixed", sft_steps=300, sft_
                     max_new_tokens=6, lr=2e-3, train_tasks=96, beta=0.1, epochs=3, batch=16, budget=8)
 "The settings of the committed DPO comparison (`data/shapley_dpo.json`); seeds 0, 1, 2."
 
+def _equal_pairs(fe: list, # first-error pairs
+                 oc: list, # outcome-only pairs
+                 sd: int,  # seed of the subsampling
+                ) -> dict:
+    "Both arms' pairs at the same count (the smaller one), each subsampled without replacement, in their original order."
+    n, rng = min(len(fe), len(oc)), np.random.default_rng(sd)
+    return {"first-error": [fe[i] for i in sorted(rng.choice(len(fe), n, replace=False))],
+            "outcome-only": [oc[i] for i in sorted(rng.choice(len(oc), n, replace=False))]}
+
+# %% ../../nbs/experiments/10_shapley_dpo.ipynb #ddb893f2
 def run(out: str | Path,                     # folder for the warm start and every run
         seeds: Sequence[int] = (0, 1, 2),    # seeds of the fresh adapters and rollouts, per arm
         json_path: str | Path | None = None, # results written here
@@ -56,20 +66,18 @@ def run(out: str | Path,                     # folder for the warm start and eve
         eps = team_rollout(team, tasks, group=cfg.group, temperature=cfg.temperature, max_new_tokens=cfg.max_new_tokens, seed=sd)
         fe, fst = repair_pairs(team, eps, [tasks[e.meta["group"]] for e in eps], budget=extra["budget"], seed=sd,
                                temperature=cfg.temperature, max_new_tokens=cfg.max_new_tokens)
-        oc = outcome_pairs(team, eps, tasks)
-        n, rng = min(len(fe), len(oc)), np.random.default_rng(sd)
-        arms = {"first-error": [fe[i] for i in sorted(rng.choice(len(fe), n, replace=False))],
-                "outcome-only": [oc[i] for i in sorted(rng.choice(len(oc), n, replace=False))]}
+        arms = _equal_pairs(fe, outcome_pairs(team, eps, tasks), sd)
         start = acc(team)
         for arm, pairs in arms.items():
             ad_a, team_a = team_of(sd)                                   # the same fresh adapters for both arms
             stats = dpo_update(ad_a, make_optimizers(ad_a, cfg.lr), pairs, extra["beta"], extra["epochs"], extra["batch"], seed=sd)
-            res["runs"].append(dict(arm=arm, seed=sd, pairs=n, acc_start=start, acc_final=acc(team_a), curve=[],
+            res["runs"].append(dict(arm=arm, seed=sd, pairs=len(pairs), acc_start=start, acc_final=acc(team_a), curve=[],
                                     train_success=float(np.mean([e.meta["team_reward"] for e in eps])), repair=fst,
                                     agents={a: sum(p["agent"] == a for p in pairs) for a in names}, dpo=stats))
         if json_path: write_json(json_path, round_floats(res), indent=1)
     return res
 
+# %% ../../nbs/experiments/10_shapley_dpo.ipynb #561d1a8d
 ARMS = ("first-error", "outcome-only")
 "Where the preference pairs come from."
 

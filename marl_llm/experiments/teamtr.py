@@ -24,6 +24,27 @@ from .common import curve_record, final_stats, round_floats
 __all__ = ['SETTINGS', 'REPLACEMENT', 'NAMES', 'COLOURS', 'run', 'summarise', 'figure']
 
 # %% ../../nbs/experiments/06_teamtr.ipynb #601bf14f
+def _replacement(tr,                        # the trained TeamTR trainer (its component is replaced in place)
+                 pipe,                      # its `Pipeline` (the alignment stages are fitted through it)
+                 cfg,                       # the run's `TeamTRConfig`
+                 before: float,             # the team's final accuracy before the swap
+                 sd: int,                   # the run's seed
+                 replace_component: int,    # the component swapped for a newcomer
+                 replacement_backbone: dict | None, # config fields of the newcomer's warm start (None: sft_seed + 1)
+                 align_stages: int,         # alignment stages after the swap
+                ) -> dict:
+    "Plug-and-play replacement after TeamTR training: accuracy before, right after the swap, after alignment, and of the newcomer alone."
+    new_cfg = dataclasses.replace(cfg, **(replacement_backbone or {"sft_seed": cfg.sft_seed + 1}))
+    newcomer = sft_backbone(new_cfg, cfg.sft_dir)
+    comp = tr.replace(replace_component, backbone=newcomer)
+    swapped = tr.accuracy()
+    solo = tr.accuracy(team=Team([comp] * tr.team.n, router=cfg.router))   # the newcomer playing every role
+    align_rows = tr.align(pipe, [replace_component], stages=align_stages)
+    return dict(seed=sd, component=replace_component, newcomer=replacement_backbone or {"sft_seed": cfg.sft_seed + 1},
+                before=before, swapped=swapped, aligned=tr.accuracy(), newcomer_solo=solo,
+                align_kl=[r[f"c{replace_component}/kl"] for r in align_rows])
+
+# %% ../../nbs/experiments/06_teamtr.ipynb #8c63faaa
 def run(out: str | Path,                          # folder for every run (and the shared warm start)
                    seeds: Sequence[int] = (0, 1, 2),            # seeds per schedule
                    schedules: Sequence[str] = SCHEDULES,        # the arms
@@ -53,22 +74,15 @@ def run(out: str | Path,                          # folder for every run (and th
             run["kl"] = [[r.get(f"c{i}/kl", 0.0) for i in range(tr.team.n)] for r in train]
             res["runs"].append(run)
             if sch == "teamtr" and replace_component is not None:
-                new_cfg = dataclasses.replace(cfg, **(replacement_backbone or {"sft_seed": cfg.sft_seed + 1}))
-                newcomer = sft_backbone(new_cfg, cfg.sft_dir)
-                before = run["acc_final"]
-                comp = tr.replace(replace_component, backbone=newcomer)
-                swapped = tr.accuracy()
-                solo = tr.accuracy(team=Team([comp] * tr.team.n, router=cfg.router))   # the newcomer playing every role
-                align_rows = tr.align(pipe, [replace_component], stages=align_stages)
-                res["replacement"].append(dict(seed=sd, component=replace_component, newcomer=replacement_backbone or {"sft_seed": cfg.sft_seed + 1},
-                                               before=before, swapped=swapped, aligned=tr.accuracy(), newcomer_solo=solo,
-                                               align_kl=[r[f"c{replace_component}/kl"] for r in align_rows]))
+                res["replacement"].append(_replacement(tr, pipe, cfg, run["acc_final"], sd, replace_component,
+                                                       replacement_backbone, align_stages))
             if json_path: write_json(json_path, round_floats({**res, "summary": summarise(res)}), indent=1)
             del pipe, tr
     res["summary"] = summarise(res)
     if json_path: write_json(json_path, round_floats(res), indent=1)
     return res
 
+# %% ../../nbs/experiments/06_teamtr.ipynb #881cd2f0
 def summarise(res: dict, # `run`'s result
              ) -> dict:
     "Mean, std and per-seed values of the final accuracy (and of the start) per schedule; replacement means."
@@ -82,6 +96,7 @@ def summarise(res: dict, # `run`'s result
         out["replacement"] = {k: float(np.mean([r[k] for r in res["replacement"]])) for k in ("before", "swapped", "aligned")}
     return out
 
+# %% ../../nbs/experiments/06_teamtr.ipynb #f431604d
 SETTINGS = {
     "samples": dict(n_components=2, router="fixed", budget="samples", delta=0.1, updates=40, tasks_per_batch=12,
                 group=4, sft_steps=500, sft_seed=1, lr=5e-3, steps=4, eval_tasks=128, eval_every=5,
