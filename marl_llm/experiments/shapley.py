@@ -25,7 +25,7 @@ from ..learn.pipeline import Pipeline
 from ..learn.shapley import team_game, shapley
 
 # %% auto #0
-__all__ = ['SETTINGS', 'ARMS', 'planted_pairs', 'planted_base', 'run', 'summarise', 'figure']
+__all__ = ['SETTINGS', 'ARMS', 'planted_pairs', 'planted_base', 'summarise', 'run', 'figure']
 
 # %% ../../nbs/experiments/09_shapley.ipynb #4931549d
 def planted_pairs(tasks: Sequence[Task], # the tasks; three (prompt, completion) pairs each
@@ -60,6 +60,23 @@ SETTINGS = dict(n_components=3, terms=2, max_digit=5, router="fixed", schedule="
 ARMS = ("team", "shapley")
 "The credit arms: the group-normalised team reward, or Shapley credit spread over the messages."
 
+# %% ../../nbs/experiments/09_shapley.ipynb #3411dfbd
+def summarise(res: dict, # `run`'s result
+             ) -> dict:
+    "Per credit arm: final accuracy (mean, std, per seed), area under the accuracy curve, seconds per update."
+    out = {}
+    for cr in res["credits"]:
+        runs = [r for r in res["runs"] if r["credit"] == cr]
+        if not runs: continue
+        auc = [float(np.mean([c[1] for c in r["curve"]])) for r in runs]
+        out[cr] = dict(**final_stats(runs), auc_mean=float(np.mean(auc)), auc_std=float(np.std(auc)),
+                       update_s=float(np.mean([r["update_s"] for r in runs])))
+    if res.get("start_credit"):
+        phi = np.array([s["phi"] for s in res["start_credit"]])
+        out["start_phi"] = dict(mean=phi.mean(0).tolist(), std=phi.std(0).tolist())
+    return out
+
+# %% ../../nbs/experiments/09_shapley.ipynb #4d9b9e0e
 def run(out: str | Path,                     # folder for the planted base and every run
         p: float = 0.6,                      # the corrupter's probability (`planted_pairs`)
         seeds: Sequence[int] = (0, 1, 2),    # seeds per credit arm
@@ -92,21 +109,6 @@ def run(out: str | Path,                     # folder for the planted base and e
     res["summary"] = summarise(res)
     if json_path: write_json(json_path, round_floats(res), indent=1)
     return res
-
-def summarise(res: dict, # `run`'s result
-             ) -> dict:
-    "Per credit arm: final accuracy (mean, std, per seed), area under the accuracy curve, seconds per update."
-    out = {}
-    for cr in res["credits"]:
-        runs = [r for r in res["runs"] if r["credit"] == cr]
-        if not runs: continue
-        auc = [float(np.mean([c[1] for c in r["curve"]])) for r in runs]
-        out[cr] = dict(**final_stats(runs), auc_mean=float(np.mean(auc)), auc_std=float(np.std(auc)),
-                       update_s=float(np.mean([r["update_s"] for r in runs])))
-    if res.get("start_credit"):
-        phi = np.array([s["phi"] for s in res["start_credit"]])
-        out["start_phi"] = dict(mean=phi.mean(0).tolist(), std=phi.std(0).tolist())
-    return out
 
 # %% ../../nbs/experiments/09_shapley.ipynb #239c805b
 def figure(res: dict, # `run`'s result

@@ -21,7 +21,7 @@ from ..methods.tracer import TRACERConfig, TRACER
 from .common import round_floats, curve_record, final_stats
 
 # %% auto #0
-__all__ = ['ARMS', 'SETTINGS', 'run', 'summarise', 'figure']
+__all__ = ['ARMS', 'SETTINGS', 'summarise', 'run', 'figure']
 
 # %% ../../nbs/experiments/08_tracer.ipynb #72b7aff0
 ARMS = {"rm": {"controllers": "rm"}, "always": {"controllers": "always"}, "never": {"controllers": "never"},
@@ -33,6 +33,24 @@ SETTINGS = dict(agents=2, rounds=5, max_digit=9, updates=20, tasks_per_update=8,
                          eval_tasks=81, eval_every=5, sft_steps=800, sft_seed=0, checkpoint_every=1000)
 "The settings of the committed ablation (`data/tracer_ablation.json`); seeds 0, 1, 2."
 
+# %% ../../nbs/experiments/08_tracer.ipynb #95f16a9f
+def summarise(res: dict, # `run`'s result
+             ) -> dict:
+    "Per arm: final and start accuracy (mean, std, per seed), tokens per solved problem, speak and refresh rates."
+    out = {}
+    for arm in res["arms"]:
+        runs = [r for r in res["runs"] if r["arm"] == arm]
+        if not runs: continue
+        solved = [r["eval_tokens"] / r["tokens_per_solved"] for r in runs if r["tokens_per_solved"]]   # problems solved
+        out[arm] = dict(**final_stats(runs), tokens_per_solved=(float(sum(r["eval_tokens"] for r in runs if r["tokens_per_solved"]) / sum(solved))
+                                           if solved else None),             # pooled over seeds: all tokens / all solved
+                        eval_tokens=float(np.mean([r["eval_tokens"] for r in runs])),
+                        train_tokens=float(np.mean([r["train_tokens"] for r in runs])),
+                        speak_rate=float(np.mean([r["speak_rate"] for r in runs])),
+                        refresh_rate=float(np.mean([r["refresh_rate"] for r in runs])))
+    return out
+
+# %% ../../nbs/experiments/08_tracer.ipynb #ee2f7db8
 def run(out: str | Path,                  # folder for every run (and the shared warm start)
                  seeds: Sequence[int] = (0, 1, 2),  # seeds per arm
                  arms: dict = ARMS,                 # arm name -> `TRACERConfig` fields of the arm
@@ -62,22 +80,6 @@ def run(out: str | Path,                  # folder for every run (and the shared
     res["summary"] = summarise(res)
     if json_path: write_json(json_path, round_floats(res), indent=1)
     return res
-
-def summarise(res: dict, # `run`'s result
-             ) -> dict:
-    "Per arm: final and start accuracy (mean, std, per seed), tokens per solved problem, speak and refresh rates."
-    out = {}
-    for arm in res["arms"]:
-        runs = [r for r in res["runs"] if r["arm"] == arm]
-        if not runs: continue
-        solved = [r["eval_tokens"] / r["tokens_per_solved"] for r in runs if r["tokens_per_solved"]]   # problems solved
-        out[arm] = dict(**final_stats(runs), tokens_per_solved=(float(sum(r["eval_tokens"] for r in runs if r["tokens_per_solved"]) / sum(solved))
-                                           if solved else None),             # pooled over seeds: all tokens / all solved
-                        eval_tokens=float(np.mean([r["eval_tokens"] for r in runs])),
-                        train_tokens=float(np.mean([r["train_tokens"] for r in runs])),
-                        speak_rate=float(np.mean([r["speak_rate"] for r in runs])),
-                        refresh_rate=float(np.mean([r["refresh_rate"] for r in runs])))
-    return out
 
 # %% ../../nbs/experiments/08_tracer.ipynb #461cc8c3
 def figure(res: dict,                      # `run`'s result
