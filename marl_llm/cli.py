@@ -15,10 +15,10 @@ from .methods.registry import METHODS, method_class
 __all__ = ['COMMANDS', 'demo', 'train_config', 'train', 'main']
 
 # %% ../nbs/90_cli.ipynb #77bffa43
-def demo(argv: list[str] | None = None, # the command's arguments (None: `sys.argv[1:]`)
-        ) -> int:
-    "Two agents, one base, one forward pass: print each agent's menu distribution and choice on Overcooked."
-    ap = argparse.ArgumentParser(prog="marl-llm demo", description=demo.__doc__)
+def _demo_parser(description: str, # the parser's description (`demo`'s docstring)
+                ) -> argparse.ArgumentParser:
+    "The argument parser of `marl-llm demo`."
+    ap = argparse.ArgumentParser(prog="marl-llm demo", description=description)
     ap.add_argument("--backbone", default="tiny", help="'tiny' (built locally), 'smollm2-135m' (a real instruct LLM from its "
                     "pip wheel), a *.gguf file, or any HF causal-LM id or local path")
     ap.add_argument("--prompt-format", default="auto", help="'auto' (chat template for instruct models, raw for tiny), 'chat' or 'raw'")
@@ -26,6 +26,13 @@ def demo(argv: list[str] | None = None, # the command's arguments (None: `sys.ar
     ap.add_argument("--game", default="overcooked")
     ap.add_argument("--layout", default=None)
     ap.add_argument("--seed", type=int, default=0)
+    return ap
+
+# %% ../nbs/90_cli.ipynb #24ccc091
+def demo(argv: list[str] | None = None, # the command's arguments (None: `sys.argv[1:]`)
+        ) -> int:
+    "Two agents, one base, one forward pass: print each agent's menu distribution and choice on Overcooked."
+    ap = _demo_parser(demo.__doc__)
     a = ap.parse_args(argv)
     from marl_llm.options.library import game_spec
     from marl_llm.core.config import check_device, check_prompt_format, ConfigError
@@ -130,6 +137,17 @@ def train_config(argv: list[str], # `marl-llm train`'s arguments
     check_backbone(cfg.backbone)                     # the model registry lives in models, above the config
     return cfg, a
 
+# %% ../nbs/90_cli.ipynb #62efde1b
+def _accelerator(cfg, # the run's config (its `device`)
+                ):
+    "An `accelerate.Accelerator` when `accelerate launch` started this process (a world of more than one), else None."
+    world = max(int(os.environ.get(k, "1")) for k in ("WORLD_SIZE", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE"))
+    if world > 1:                                       # launched by `accelerate launch` (torchrun or mpirun)
+        from accelerate import Accelerator
+        return Accelerator(cpu=cfg.device == "cpu")
+    return None
+
+# %% ../nbs/90_cli.ipynb #7ea84a74
 def train(argv: list[str] | None = None, # the command's arguments (None: `sys.argv[1:]`)
          ) -> int:
     "`marl-llm train --method M ...`: build the method's config, then `fit` it (under accelerate when launched by it)."
@@ -146,11 +164,7 @@ def train(argv: list[str] | None = None, # the command's arguments (None: `sys.a
     from marl_llm.learn.pipeline import Pipeline
     from transformers.utils import logging as hf_logging
     hf_logging.disable_progress_bar()                   # our progress bar is the run's; no weight-loading bars
-    acc = None
-    world = max(int(os.environ.get(k, "1")) for k in ("WORLD_SIZE", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE"))
-    if world > 1:                                       # launched by `accelerate launch` (torchrun or mpirun)
-        from accelerate import Accelerator
-        acc = Accelerator(cpu=cfg.device == "cpu")
+    acc = _accelerator(cfg)
     from marl_llm.learn.checkpoint import CheckpointError
     method = method_class(cfg.method)(cfg)
     try:

@@ -62,6 +62,7 @@ def handoffs(events: Iterable[Mapping], # an episode's event log (`Episode.event
                             "item": put.get("item"), "pos": list(_xy(e.get("pos")))})
     return out
 
+# %% ../../nbs/analysis/02_audits.ipynb #c47427a6
 def shared_soups(events: Iterable[Mapping], # an episode's event log (`Episode.events`), in time order
                ) -> list[dict]:
     "Cooks started on a pot that more than one agent filled."
@@ -74,6 +75,7 @@ def shared_soups(events: Iterable[Mapping], # an episode's event log (`Episode.e
             if len(who) > 1: out.append({"kind": "shared_soup", "t": int(e["t"]), "agents": sorted(who), "pos": list(_xy(e["pot"]))})
     return out
 
+# %% ../../nbs/analysis/02_audits.ipynb #022fe387
 def clean_while_harvest(events: Iterable[Mapping], # an episode's event log (`Episode.events`), in time order
                         window: int = 10,          # steps apart at most
                        ) -> list[dict]:
@@ -88,6 +90,7 @@ def clean_while_harvest(events: Iterable[Mapping], # an episode's event log (`Ep
                              "dt": near[0][1] - int(e["t"])})
     return out
 
+# %% ../../nbs/analysis/02_audits.ipynb #0f4e70a2
 JOINT_KINDS: dict[str, tuple[str, ...]] = {"overcooked": ("handoff", "shared_soup"), "cleanup": ("clean_while_harvest",),
                                            "harvest": ()}
 "Joint-event kinds each game can show."

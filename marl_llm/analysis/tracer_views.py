@@ -78,6 +78,7 @@ def rounds_html(ep: Episode,                 # a TRACER episode (`play`)
                    f"<td>{x['score']:+d}</td></tr>")
     return "".join(out) + "</table>"
 
+# %% ../../nbs/analysis/03_tracer_views.ipynb #50ea18c4
 def write_rounds_html(path,                     # the HTML file to write
                       episodes: Sequence[Episode], # TRACER episodes (`play`)
                      ) -> Path:
@@ -89,9 +90,10 @@ def write_rounds_html(path,                     # the HTML file to write
     Path(path).write_text(page, encoding="utf-8")
     return Path(path)
 
+# %% ../../nbs/analysis/03_tracer_views.ipynb #c580f035
 class RoundViewer:
     "Step through a TRACER episode's rounds (an `Episode` or its JSON path) with the stepper's controls."
-    def __init__(self, episode: Episode | str | Path):
+    def __init__(self, episode: Episode | str | Path): # the TRACER episode, or the path of its JSON file
         self.episode = episode if isinstance(episode, Episode) else Episode.load(episode)
         n = len(self.episode.meta.get("log", []))
         if n == 0: raise ValueError("the episode has no TRACER rounds (meta['log'] is empty); record one with `play`")

@@ -22,7 +22,10 @@ __all__ = ['CORPUS_SETTINGS', 'option_texts', 'strategic_texts', 'team_texts', '
 CORPUS_SETTINGS = dict(episodes=2, horizon=60, strategic_games=60, arithmetic=300, seed=0)
 "What `domain_corpus` generates by default (the committed pieces are trained on exactly this)."
 
-def option_texts(episodes: int = 2, horizon: int = 60, seed: int = 0) -> list[str]:
+def option_texts(episodes: int = 2, # random episodes per layout
+                 horizon: int = 60, # steps per episode
+                 seed: int = 0,     # environment and policy seed
+                ) -> list[str]:
     "Decision prompts of random option play on every layout of every option game (compact obs; rules and text obs on some)."
     from marl_llm.options.env import OptionEnv, RandomOptionPolicy
     from marl_llm.options.rollout import RULES, compact_obs, short_refs
@@ -43,14 +46,20 @@ def option_texts(episodes: int = 2, horizon: int = 60, seed: int = 0) -> list[st
                     oenv.step(pol(oenv.pending)[0])
     return out
 
-def strategic_texts(games: int = 60, seed: int = 0) -> list[str]:
+# %% ../../nbs/tools/01_domain_tokenizer.ipynb #8a70be64
+def strategic_texts(games: int = 60, # demonstration games per opponent kind and strategic game
+                    seed: int = 0,   # seed of the games
+                   ) -> list[str]:
     "Strat-Reasoner's warm-start demonstrations (prompt + chain) for every strategic game."
     from marl_llm.methods.recursive_reasoning import demonstrations
     from marl_llm.games.opponents import OPPONENTS
     return [d["prompt"] + d["completion"] for g in sorted(OPPONENTS)
             for d in demonstrations(g, games, tuple(sorted(OPPONENTS[g])), seed=seed)]
 
-def team_texts(n: int = 300, seed: int = 0) -> list[str]:
+# %% ../../nbs/tools/01_domain_tokenizer.ipynb #753c987d
+def team_texts(n: int = 300, # arithmetic tasks in all (a quarter per template and term count)
+               seed: int = 0, # seed of the tasks and transcripts
+              ) -> list[str]:
     "TRACER's and TeamTR's prompts and targets along gold transcripts of the synthetic arithmetic; the task templates."
     from marl_llm.games.tasks import GPQA_TEMPLATE, GSM8K_TEMPLATE, MATH_TEMPLATE, arithmetic_tasks
     from marl_llm.learn.teams import sft_pairs
@@ -63,9 +72,13 @@ def team_texts(n: int = 300, seed: int = 0) -> list[str]:
             out += [p + c for p, c in sft_pairs(tasks, terms)]
     return out
 
-def domain_corpus(episodes: int = CORPUS_SETTINGS["episodes"], horizon: int = CORPUS_SETTINGS["horizon"],
-                  strategic_games: int = CORPUS_SETTINGS["strategic_games"], arithmetic: int = CORPUS_SETTINGS["arithmetic"],
-                  seed: int = CORPUS_SETTINGS["seed"]) -> dict[str, list[str]]:
+# %% ../../nbs/tools/01_domain_tokenizer.ipynb #f3cedb50
+def domain_corpus(episodes: int = CORPUS_SETTINGS["episodes"],               # `option_texts`' episodes per layout
+                  horizon: int = CORPUS_SETTINGS["horizon"],                 # `option_texts`' steps per episode
+                  strategic_games: int = CORPUS_SETTINGS["strategic_games"], # `strategic_texts`' games
+                  arithmetic: int = CORPUS_SETTINGS["arithmetic"],           # `team_texts`' arithmetic tasks
+                  seed: int = CORPUS_SETTINGS["seed"],                       # the seed of every source
+                 ) -> dict[str, list[str]]:
     "The domain corpus by source: option games, strategic games, text teams (deterministic given the settings)."
     return {"option games": option_texts(episodes, horizon, seed), "strategic games": strategic_texts(strategic_games, seed),
             "text teams": team_texts(arithmetic, seed)}
