@@ -60,7 +60,36 @@ class Checkpointer:
         for p in gone: shutil.rmtree(p, ignore_errors=True)
         return gone
 
-# %% ../../nbs/learn/03_checkpoint.ipynb #57a9abcd
+# %% ../../nbs/learn/03_checkpoint.ipynb #b0edd250
+@patch
+def verify(self: Checkpointer,
+           path: Path, # a checkpoint folder (`step_000010`)
+          ) -> str | None:
+    "None if checkpoint `path` is intact, else the reason (a missing, truncated or altered file)."
+    path = Path(path)
+    if not (path / "state.json").is_file(): return "state.json is missing"
+    mf = path / "manifest.json"
+    if not mf.is_file(): return "manifest.json is missing"
+    try: manifest = json.loads(mf.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError): return "manifest.json is damaged"
+    for rel, (size, digest) in manifest.items():
+        f = path / rel
+        if not f.is_file(): return f"{rel} is missing"
+        if f.stat().st_size != size: return f"{rel} has {f.stat().st_size} bytes, {size} were written"
+        if _sha256(f) != digest: return f"{rel} differs from what was written"
+    return None
+
+@patch
+def latest(self: Checkpointer) -> Path | None:
+    "The newest intact checkpoint, or None; damaged newer ones are listed in `self.skipped`."
+    self.skipped = []
+    for p in sorted((p for p in self.dir.glob("step_*") if p.is_dir()), reverse=True) if self.dir.exists() else []:
+        why = self.verify(p)
+        if why is None: return p
+        self.skipped.append((p, why))
+    return None
+
+# %% ../../nbs/learn/03_checkpoint.ipynb #d35e245c
 @patch
 def save(self: Checkpointer,
          step: int,                                          # the update just finished
@@ -96,33 +125,6 @@ def _prune(self: Checkpointer):
     done = sorted(p for p in self.dir.glob("step_*") if p.is_dir())
     for p in done[:-self.keep]: shutil.rmtree(p, ignore_errors=True)
 
-@patch
-def verify(self: Checkpointer,
-           path: Path, # a checkpoint folder (`step_000010`)
-          ) -> str | None:
-    "None if checkpoint `path` is intact, else the reason (a missing, truncated or altered file)."
-    path = Path(path)
-    if not (path / "state.json").is_file(): return "state.json is missing"
-    mf = path / "manifest.json"
-    if not mf.is_file(): return "manifest.json is missing"
-    try: manifest = json.loads(mf.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError): return "manifest.json is damaged"
-    for rel, (size, digest) in manifest.items():
-        f = path / rel
-        if not f.is_file(): return f"{rel} is missing"
-        if f.stat().st_size != size: return f"{rel} has {f.stat().st_size} bytes, {size} were written"
-        if _sha256(f) != digest: return f"{rel} differs from what was written"
-    return None
-
-@patch
-def latest(self: Checkpointer) -> Path | None:
-    "The newest intact checkpoint, or None; damaged newer ones are listed in `self.skipped`."
-    self.skipped = []
-    for p in sorted((p for p in self.dir.glob("step_*") if p.is_dir()), reverse=True) if self.dir.exists() else []:
-        why = self.verify(p)
-        if why is None: return p
-        self.skipped.append((p, why))
-    return None
 
 # %% ../../nbs/learn/03_checkpoint.ipynb #bc1cb6e9
 @patch

@@ -37,6 +37,20 @@ def entropy_from_logits(logits: torch.Tensor,             # [..., V] logits (-in
     h = -(p * torch.where(torch.isfinite(logp), logp, torch.zeros_like(logp))).sum(-1)
     return h
 
+# %% ../../nbs/learn/02_losses.ipynb #f4543064
+def _log_ratio(logp, old_logp, mask, level: str, log_ratio_clamp: float) -> torch.Tensor:
+    "`[B, T]` log ratios new/old on the masked tokens: per token, or (GSPO) the sequence's mean on every token; clamped if asked."
+    delta = (logp - old_logp.detach()) * mask
+    if level == "token":
+        log_ratio = delta
+    else:                                                                 # GSPO: length-normalised sequence ratio
+        seq = delta.sum(1, keepdim=True) / mask.sum(1, keepdim=True).clamp_min(1)
+        log_ratio = seq.expand_as(logp)
+    if log_ratio_clamp > 0:                                               # TRACER's guard: |log ratio| <= c before exp
+        log_ratio = log_ratio.clamp(-log_ratio_clamp, log_ratio_clamp)
+    return log_ratio
+
+
 # %% ../../nbs/learn/02_losses.ipynb #dd49ed15
 def policy_loss(logp: torch.Tensor,                  # [B, T] (or [B]) log-probs of the taken tokens under the policy
                 old_logp: torch.Tensor,              # the same under the behaviour policy (detached)
@@ -60,14 +74,7 @@ def policy_loss(logp: torch.Tensor,                  # [B, T] (or [B]) log-probs
     mask = mask.to(logp.dtype)
     eps_high = eps_low if eps_high is None else eps_high
     a = adv.to(logp.dtype)[:, None]                                       # [B, 1]: one advantage per sequence
-    delta = (logp - old_logp.detach()) * mask
-    if level == "token":
-        log_ratio = delta
-    else:                                                                 # GSPO: length-normalised sequence ratio
-        seq = delta.sum(1, keepdim=True) / mask.sum(1, keepdim=True).clamp_min(1)
-        log_ratio = seq.expand_as(logp)
-    if log_ratio_clamp > 0:                                               # TRACER's guard: |log ratio| <= c before exp
-        log_ratio = log_ratio.clamp(-log_ratio_clamp, log_ratio_clamp)
+    log_ratio = _log_ratio(logp, old_logp, mask, level, log_ratio_clamp)
     ratio = torch.exp(log_ratio)
     unclipped = ratio * a
     clipped = torch.clamp(ratio, 1 - eps_low, 1 + eps_high) * a

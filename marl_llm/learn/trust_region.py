@@ -82,10 +82,49 @@ class TrustRegionConfig(RunConfig):
         if self.steps < 1: raise ConfigError(f"steps must be >= 1, got {self.steps}")
         if self.max_backtracks < 0: raise ConfigError(f"max_backtracks must be >= 0, got {self.max_backtracks}")
 
-# %% ../../nbs/learn/08_trust_region.ipynb #cff6c35f
+# %% ../../nbs/learn/08_trust_region.ipynb #aefc5ff6
 def _chunks(n: int, size: int) -> list[range]:
     return [range(k, min(n, k + size)) for k in range(0, n, size)]
 
+def _tr_backtrack(params, before, after, measure, cfg, out: dict) -> tuple | None:
+    """Move `params` to `before + a (after - before)` for a = 1/2, 1/4, ... (at most `cfg.max_backtracks`) until
+    `measure()`'s KL is <= `cfg.delta`: its (kl, gain, log-ratios), or None (the caller undoes the step).
+    Counts the tries in `out['backtracks']` and adds the accepted fraction to `out['steps']`."""
+    for b in range(1, cfg.max_backtracks + 1):
+        a = 0.5 ** b
+        with torch.no_grad():
+            for p, p0, p1 in zip(params, before, after): p.copy_(p0 + a * (p1 - p0))
+        out["backtracks"] += 1
+        k_b, g_b, lr_b = measure()
+        if k_b <= cfg.delta:
+            out["steps"] += a; return k_b, g_b, lr_b
+    return None
+
+
+# %% ../../nbs/learn/08_trust_region.ipynb #31c4e35e
+@torch.no_grad()
+def _tr_forward(ad, name: str, tt, c: range, kl_estimator: str):
+    "`name`'s log-probs `[b, Tc]` of the turns `tt[c]`, the mask, and (exact KL only) the log-distributions; no gradients."
+    P, C = [tt[k].prompt_ids for k in c], [tt[k].completion_ids for k in c]
+    if kl_estimator == "exact":
+        dist, mask = completion_dists(ad, name, P, C)
+        return completion_token_logprobs(dist, C, mask), mask, dist
+    lp, mask = completion_logprobs(ad, name, P, C)
+    return lp, mask, None
+
+def _tr_measure(ad, name: str, tt, chunks, old, adv: torch.Tensor, kl_estimator: str, mean):
+    "KL to the pre-update policy `old` (mean over turns), surrogate gain (mean over turns) and each turn's log-ratio."
+    if not chunks: return mean(0.0), mean(0.0), []
+    kls, gains, lrs = [], [], []
+    for c, (olp, mask, odist) in zip(chunks, old):
+        lp, _, dist = _tr_forward(ad, name, tt, c, kl_estimator)
+        kl = token_kl(dist, odist, mask) if kl_estimator == "exact" else sampled_kl(lp, olp, mask)
+        kls.append(kl); lrs.append(((lp - olp) * mask).sum(-1))
+        gains.append(float(surrogate_gain(lp, olp, adv[c.start:c.stop], mask)) * len(c))
+    return mean(torch.cat(kls).mean()), mean(sum(gains) / len(tt)), torch.cat(lrs).tolist()
+
+
+# %% ../../nbs/learn/08_trust_region.ipynb #fb718f0d
 def tr_update(component: Component,       # the component (adapter) to update
               optimizer: torch.optim.Optimizer, # its optimiser
               turns: Sequence[Turn],      # turns with `info['adv']`; only this component's are used
@@ -110,31 +149,11 @@ def tr_update(component: Component,       # the component (adapter) to update
     mean = ctx.mean if ctx is not None else float
     adv = torch.tensor([t.info["adv"] * x for t, x in keep], dtype=torch.float32, device=ad.backbone.device)
     chunks = _chunks(len(tt), cfg.minibatch)
-    P = lambda c: [tt[k].prompt_ids for k in c]
-    C = lambda c: [tt[k].completion_ids for k in c]
-
-    @torch.no_grad()
-    def forward(c):
-        if cfg.kl_estimator == "exact":
-            dist, mask = completion_dists(ad, name, P(c), C(c))
-            return completion_token_logprobs(dist, C(c), mask), mask, dist
-        lp, mask = completion_logprobs(ad, name, P(c), C(c))
-        return lp, mask, None
-
-    old = [forward(c) for c in chunks]                                  # the pre-update policy
+    old = [_tr_forward(ad, name, tt, c, cfg.kl_estimator) for c in chunks]   # the pre-update policy
     for c, (olp, mask, _) in zip(chunks, old):
         for k, row, m in zip(c, olp.tolist(), mask.tolist()): tt[k].info["old_logp"] = [v for v, keep_ in zip(row, m) if keep_]
 
-    def measure():
-        if not chunks: return mean(0.0), mean(0.0), []
-        kls, gains, lrs = [], [], []
-        for c, (olp, mask, odist) in zip(chunks, old):
-            lp, _, dist = forward(c)
-            kl = token_kl(dist, odist, mask) if cfg.kl_estimator == "exact" else sampled_kl(lp, olp, mask)
-            kls.append(kl); lrs.append(((lp - olp) * mask).sum(-1))
-            gains.append(float(surrogate_gain(lp, olp, adv[c.start:c.stop], mask)) * len(c))
-        return mean(torch.cat(kls).mean()), mean(sum(gains) / len(tt)), torch.cat(lrs).tolist()
-
+    measure = lambda: _tr_measure(ad, name, tt, chunks, old, adv, cfg.kl_estimator, mean)
     params = ad.parameters(name)
     kl, gain, lrs = 0.0, 0.0, [0.0] * len(tt)
     for s in range(cfg.steps):
@@ -148,17 +167,9 @@ def tr_update(component: Component,       # the component (adapter) to update
             kl, gain, lrs = k_new, g_new, lr_new; out["steps"] += 1; continue
         out["stopped"] = True
         after = [p.detach().clone() for p in params]
-        accepted = False
-        if cfg.tr_mode == "backtrack":
-            for b in range(1, cfg.max_backtracks + 1):
-                a = 0.5 ** b
-                with torch.no_grad():
-                    for p, p0, p1 in zip(params, before, after): p.copy_(p0 + a * (p1 - p0))
-                out["backtracks"] += 1
-                k_b, g_b, lr_b = measure()
-                if k_b <= cfg.delta:
-                    kl, gain, lrs, accepted = k_b, g_b, lr_b, True; out["steps"] += a; break
-        if not accepted:
+        res = _tr_backtrack(params, before, after, measure, cfg, out) if cfg.tr_mode == "backtrack" else None
+        if res is not None: kl, gain, lrs = res
+        else:
             with torch.no_grad():
                 for p, p0 in zip(params, before): p.copy_(p0)
         break

@@ -89,7 +89,57 @@ def minibatches(order: Sequence[int],  # turn indices in the shuffled order
         cur.append(j); longest = max(longest, n)
     return out + [cur] if cur else out
 
-# %% ../../nbs/learn/04_update.ipynb #2abec5ae
+# %% ../../nbs/learn/04_update.ipynb #2569f1f2
+def _ref_logprobs(turns, logprobs, mb: int):
+    "(1) The reference log-probs (the base, adapters off) of the turns that lack them, cached in `info['ref_logp']`."
+    todo = [t for t in turns if "ref_logp" not in t.info]            # the base never changes: cached on the turn
+    with torch.no_grad():
+        for k in range(0, len(todo), mb):
+            sub = todo[k:k + mb]
+            ref, mask, _ = logprobs(sub, "__base__")
+            for t, r in zip(sub, _unpad(ref, mask)): t.info["ref_logp"] = r
+
+
+# %% ../../nbs/learn/04_update.ipynb #ad9e7d4a
+def _minibatch_loss(turns, idx, w, logprobs, old, cfg, step, accumulate: bool, sums: dict):
+    """(3)-(4) One forward over the minibatch `turns[idx]` (every agent's rows), then each agent's `policy_loss`
+    on its own rows; returns the summed loss (weighted by the minibatch's share when `accumulate`) and the agents
+    present, and appends their stats to `sums`."""
+    sub = [turns[j] for j in idx]
+    agents = [t.agent for t in sub]
+    lp, mask, ent = logprobs(sub, agents)                        # (3) one forward, every agent's rows
+    olds = [old(t) for t in sub]                                 # none recorded: the detached current log-probs
+    fresh = [o is None or (isinstance(o, (list, tuple)) and not o) for o in olds]   # (exact for one epoch in one step)
+    old_lp = _rows([0.0 if f else o for o, f in zip(olds, fresh)], lp)
+    if any(fresh): old_lp = torch.where(torch.tensor(fresh, device=lp.device)[:, None], lp.detach(), old_lp)
+    ref = _rows([t.info["ref_logp"] for t in sub], lp) if cfg.kl_coef > 0 else None
+    adv = torch.tensor([t.info["adv"] * w[j] for t, j in zip(sub, idx)], dtype=lp.dtype, device=lp.device)
+    total, here = 0.0, sorted(set(agents))
+    for a in here:                                               # (4) each agent's loss on its own rows
+        r = torch.tensor([x == a for x in agents], device=lp.device)
+        loss, st = policy_loss(lp[r], old_lp[r], adv[r], None if mask is None else mask[r],
+                               ref_logp=None if ref is None else ref[r], level=cfg.loss_level,
+                               eps_low=cfg.clip_eps, eps_high=cfg.clip_eps_high, kl_coef=cfg.kl_coef,
+                               entropy=None if ent is None else ent[r], ent_coef=cfg.ent_coef,
+                               log_ratio_clamp=cfg.log_ratio_clamp)
+        check_finite(loss, f"loss of {a}", step)
+        total = total + (loss * (len(idx) / len(turns)) if accumulate else loss)
+        for n, v in st.items(): sums.setdefault(a, {}).setdefault(n, []).append(v)
+    return total, here
+
+
+# %% ../../nbs/learn/04_update.ipynb #6aa52fb4
+def _step(agents, optimizers, params, cfg, step, all_reduce, sums):
+    "(6) Per agent: average gradients across ranks, clip and check the norm, step the optimiser."
+    for a in agents:
+        ps = params(a)
+        if all_reduce is not None: all_reduce(ps)
+        gn = torch.nn.utils.clip_grad_norm_(ps, cfg.max_grad_norm)
+        check_finite(gn, f"gradient norm of {a}", step)
+        sums.setdefault(a, {}).setdefault("grad_norm", []).append(float(gn))
+        optimizers[a].step()
+
+# %% ../../nbs/learn/04_update.ipynb #b9bd0768
 def per_agent_update(turns: Sequence[Turn],   # turns with `info['adv']` (NaN / missing: skipped)
                      logprobs: LogProbFn,     # `menu_logprob_fn(policy)` or `text_logprob_fn(adapters)`
                      optimizers: dict,        # agent -> its optimiser
@@ -116,12 +166,7 @@ def per_agent_update(turns: Sequence[Turn],   # turns with `info['adv']` (NaN / 
         return {}
     mb = cfg.minibatch
     if cfg.kl_coef > 0:                                                  # (1) reference: the base, adapters off
-        todo = [t for t in turns if "ref_logp" not in t.info]            # the base never changes: cached on the turn
-        with torch.no_grad():
-            for k in range(0, len(todo), mb):
-                sub = todo[k:k + mb]
-                ref, mask, _ = logprobs(sub, "__base__")
-                for t, r in zip(sub, _unpad(ref, mask)): t.info["ref_logp"] = r
+        _ref_logprobs(turns, logprobs, mb)
     rng = np.random.default_rng([cfg.seed, step])
     sums: dict = {}
     everyone = sorted(optimizers)
@@ -132,26 +177,7 @@ def per_agent_update(turns: Sequence[Turn],   # turns with `info['adv']` (NaN / 
             for o in optimizers.values(): o.zero_grad(set_to_none=True)
         for idx in minibatches(order, turns, mb, getattr(cfg, "minibatch_tokens", 0)):
             idx = sorted(idx, key=lambda j: turns[j].agent)              # rows grouped by agent (the forward routes runs)
-            sub = [turns[j] for j in idx]
-            agents = [t.agent for t in sub]
-            lp, mask, ent = logprobs(sub, agents)                        # (3) one forward, every agent's rows
-            olds = [old(t) for t in sub]                                 # none recorded: the detached current log-probs
-            fresh = [o is None or (isinstance(o, (list, tuple)) and not o) for o in olds]   # (exact for one epoch in one step)
-            old_lp = _rows([0.0 if f else o for o, f in zip(olds, fresh)], lp)
-            if any(fresh): old_lp = torch.where(torch.tensor(fresh, device=lp.device)[:, None], lp.detach(), old_lp)
-            ref = _rows([t.info["ref_logp"] for t in sub], lp) if cfg.kl_coef > 0 else None
-            adv = torch.tensor([t.info["adv"] * w[j] for t, j in zip(sub, idx)], dtype=lp.dtype, device=lp.device)
-            total, here = 0.0, sorted(set(agents))
-            for a in here:                                               # (4) each agent's loss on its own rows
-                r = torch.tensor([x == a for x in agents], device=lp.device)
-                loss, st = policy_loss(lp[r], old_lp[r], adv[r], None if mask is None else mask[r],
-                                       ref_logp=None if ref is None else ref[r], level=cfg.loss_level,
-                                       eps_low=cfg.clip_eps, eps_high=cfg.clip_eps_high, kl_coef=cfg.kl_coef,
-                                       entropy=None if ent is None else ent[r], ent_coef=cfg.ent_coef,
-                                       log_ratio_clamp=cfg.log_ratio_clamp)
-                check_finite(loss, f"loss of {a}", step)
-                total = total + (loss * (len(idx) / len(turns)) if accumulate else loss)
-                for n, v in st.items(): sums.setdefault(a, {}).setdefault(n, []).append(v)
+            total, here = _minibatch_loss(turns, idx, w, logprobs, old, cfg, step, accumulate, sums)
             if not accumulate:
                 for a in here: optimizers[a].zero_grad(set_to_none=True)
             total.backward()                                             # (5) one backward
@@ -159,12 +185,3 @@ def per_agent_update(turns: Sequence[Turn],   # turns with `info['adv']` (NaN / 
         if accumulate: _step(everyone if all_reduce is not None else sorted(sums), optimizers, params, cfg, step, all_reduce, sums)
     return {a: {k: float(np.mean(v)) for k, v in st.items()} for a, st in sums.items()}
 
-def _step(agents, optimizers, params, cfg, step, all_reduce, sums):
-    "(6) Per agent: average gradients across ranks, clip and check the norm, step the optimiser."
-    for a in agents:
-        ps = params(a)
-        if all_reduce is not None: all_reduce(ps)
-        gn = torch.nn.utils.clip_grad_norm_(ps, cfg.max_grad_norm)
-        check_finite(gn, f"gradient norm of {a}", step)
-        sums.setdefault(a, {}).setdefault("grad_norm", []).append(float(gn))
-        optimizers[a].step()

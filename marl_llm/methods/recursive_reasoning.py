@@ -211,7 +211,7 @@ def resolve_move(chain: Chain,       # the agent's parsed chain
     a = env.move_index(chain.move)
     return a, ("ok" if chain.move in env.legal_moves(agent) else "invalid")
 
-# %% ../../nbs/methods/02_recursive_reasoning.ipynb #4138918b
+# %% ../../nbs/methods/02_recursive_reasoning.ipynb #0f698741
 def _kuhn_chain(env, i, move):
     mine = CARDS[env.cards[i]]
     rest = [c for c in CARDS if c != mine]                     # in increasing strength
@@ -237,6 +237,8 @@ def ttt_intent(board: Sequence[int], # 9 cells: 0 empty, 1 seat 0's mark, 2 seat
     after = list(board); after[cell] = mine
     return "win" if _ttt_threats(after, mine) else "open"
 
+
+# %% ../../nbs/methods/02_recursive_reasoning.ipynb #486fe9d3
 def _ttt_chain(env, i, move):
     cell = int(move) - 1
     board = list(env.board)
@@ -266,6 +268,8 @@ def _neg_chain(env, i, move):
     future = "none" if last_turn else ("accept" if given >= sum(env.COUNTS) / 2 else "offer")
     return {"past": past, "present": keep_most(kept), "strategy": strategy, "future": future}
 
+
+# %% ../../nbs/methods/02_recursive_reasoning.ipynb #7f59bdd5
 def _matrix_chain(env, i, move):
     past = env.pairs[-1][1 - i] if env.pairs else env.MOVES[0]
     if i == 1 and len(env.pairs) + 1 >= env.rounds: future = "none"

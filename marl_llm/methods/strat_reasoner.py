@@ -95,7 +95,7 @@ def warm_start(cfg: StratReasonerConfig, # the run's config (game, level, sft_* 
                           device=cfg.device, seed=cfg.seed, epochs=cfg.sft_epochs, lr=cfg.sft_lr, batch=cfg.sft_batch,
                           scheduler="cosine", warmup_steps=10, quiet=quiet)
 
-# %% ../../nbs/methods/04_strat_reasoner.ipynb #9ed33f4d
+# %% ../../nbs/methods/04_strat_reasoner.ipynb #da99177a
 LLM = "llm"
 
 def adapter_name(cfg: StratReasonerConfig, # its `adapters`: 'shared' or per role
@@ -104,6 +104,28 @@ def adapter_name(cfg: StratReasonerConfig, # its `adapters`: 'shared' or per rol
     "The adapter that plays `seat`: `policy` (shared) or `agent_{seat}` (per role)."
     return "policy" if cfg.adapters == "shared" else f"agent_{seat}"
 
+def _llm_turn(env, i: int, s, tr, cfg: StratReasonerConfig, group: int, k: int) -> tuple[Turn, int]:
+    "Seat `i`'s sampled completion `s` (simulation trace `tr`) as a chain Turn, and the move index it resolves to."
+    a = env.possible_agents[i]
+    ch = parse_chain(s.text, cfg.game, cfg.level)
+    idx, status = resolve_move(ch, env, a)
+    return Turn(a, group=group, prompt_ids=s.prompt_ids, completion_ids=s.completion_ids,
+                logprob=s.logprobs, t=env.t,
+                info={"seat": i, "k": k, "chain": {"fields": ch.fields, "move": ch.move},
+                      "malformed": ch.malformed, "move": env.MOVES[idx], "status": status, "text": s.text,
+                      "sim": tr, "level": cfg.level}), idx
+
+def _finish_episodes(eps, envs):
+    "Copy each finished game's returns, scores, forfeit, invalid moves and events into its Episode; rewards on the last turns."
+    for ep, env in zip(eps, envs):
+        ep.meta.update(returns=list(env.returns), scores=[env.score(0), env.score(1)], forfeit=env.forfeit,
+                       invalid=list(env.invalid))
+        ep.events = [dict(e) for e in env.event_log]
+        for i, a in enumerate(env.possible_agents):
+            if ep.turns[a]: ep.turns[a][-1].reward = float(env.returns[i])
+
+
+# %% ../../nbs/methods/04_strat_reasoner.ipynb #4960a396
 def rollout(adapters,                             # `AgentAdapters` of the LLM seats
             cfg: StratReasonerConfig,             # game, level, sampling settings
             seeds: Sequence[int],                 # one deal seed per game
@@ -142,24 +164,15 @@ def rollout(adapters,                             # `AgentAdapters` of the LLM s
         ss = sample_texts(adapters, [adapter_name(cfg, i) for _, i in rows], prompts, cfg.max_new_tokens,
                           cfg.temperature, greedy, generator)
         for b, (env, i), s, tr in zip(live, rows, ss, traces):
-            a = env.possible_agents[i]
-            ch = parse_chain(s.text, g, cfg.level)
-            idx, status = resolve_move(ch, env, a)
-            eps[b].add(Turn(a, group=int(groups[b]), prompt_ids=s.prompt_ids, completion_ids=s.completion_ids,
-                            logprob=s.logprobs, t=env.t,
-                            info={"seat": i, "k": k[b][i], "chain": {"fields": ch.fields, "move": ch.move},
-                                  "malformed": ch.malformed, "move": env.MOVES[idx], "status": status, "text": s.text,
-                                  "sim": tr, "level": cfg.level}))
+            t, idx = _llm_turn(env, i, s, tr, cfg, int(groups[b]), k[b][i])
+            eps[b].add(t)
             k[b][i] += 1
             env.step(idx)
-    for ep, env in zip(eps, envs):
-        ep.meta.update(returns=list(env.returns), scores=[env.score(0), env.score(1)], forfeit=env.forfeit,
-                       invalid=list(env.invalid))
-        ep.events = [dict(e) for e in env.event_log]
-        for i, a in enumerate(env.possible_agents):
-            if ep.turns[a]: ep.turns[a][-1].reward = float(env.returns[i])
+    _finish_episodes(eps, envs)
     return eps
 
+
+# %% ../../nbs/methods/04_strat_reasoner.ipynb #fd1f5e12
 def rollout_stats(eps: Sequence[Episode], # `rollout` episodes
                  ) -> dict:
     "Format and move statistics of the LLM turns, and the mean score of LLM seats against fixed opponents."

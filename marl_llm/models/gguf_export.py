@@ -185,10 +185,49 @@ def gguf_tokenizer(tokenizer, # a byte-level BPE `PreTrainedTokenizerFast` (GPT-
         "chat_template": getattr(tokenizer, "chat_template", None),
     }
 
-# %% ../../nbs/models/09_gguf_export.ipynb #3031758e
+# %% ../../nbs/models/09_gguf_export.ipynb #4aa26b7e
 DTYPES = ("f32", "f16")
 "The storage types `write_gguf` writes its matrices in (norms are always f32)."
 
+def _add_tokenizer(writer, fields: dict):
+    "The tokenizer's metadata (`gguf_tokenizer`'s `fields`) into a `gguf.GGUFWriter`; ids that are None are left out."
+    writer.add_tokenizer_model(fields["model"])
+    writer.add_tokenizer_pre(fields["pre"])
+    writer.add_token_list(fields["tokens"])
+    writer.add_token_types(fields["token_type"])
+    writer.add_token_merges(fields["merges"])
+    for key in ("bos_token_id", "eos_token_id", "unknown_token_id", "padding_token_id"):
+        if fields[key] is not None: writer.add_uint32(f"tokenizer.ggml.{key}", fields[key])
+    writer.add_add_bos_token(fields["add_bos_token"])
+    writer.add_add_eos_token(fields["add_eos_token"])
+    if fields["chat_template"]:
+        writer.add_chat_template(fields["chat_template"])
+
+def _add_tensors(writer, model, hparams: dict, dtype: str):
+    "`model`'s tensors into `writer` in llama.cpp's order and names: matrices as `dtype`, norms f32, q/k permuted."
+    store = np.float32 if dtype == "f32" else np.float16
+    def array(t, as_type=store): return t.detach().to("cpu", torch.float32).numpy().astype(as_type)
+    n_head, n_kv = hparams["attention.head_count"], hparams["attention.head_count_kv"]
+    embedding = model.get_input_embeddings().weight
+    writer.add_tensor("token_embd.weight", array(embedding))
+    for i, layer in enumerate(model.model.layers):
+        attn, mlp = layer.self_attn, layer.mlp
+        writer.add_tensor(f"blk.{i}.attn_norm.weight", array(layer.input_layernorm.weight, np.float32))
+        writer.add_tensor(f"blk.{i}.attn_q.weight", permute_qk(array(attn.q_proj.weight), n_head))
+        writer.add_tensor(f"blk.{i}.attn_k.weight", permute_qk(array(attn.k_proj.weight), n_kv))
+        writer.add_tensor(f"blk.{i}.attn_v.weight", array(attn.v_proj.weight))
+        writer.add_tensor(f"blk.{i}.attn_output.weight", array(attn.o_proj.weight))
+        writer.add_tensor(f"blk.{i}.ffn_norm.weight", array(layer.post_attention_layernorm.weight, np.float32))
+        writer.add_tensor(f"blk.{i}.ffn_gate.weight", array(mlp.gate_proj.weight))
+        writer.add_tensor(f"blk.{i}.ffn_up.weight", array(mlp.up_proj.weight))
+        writer.add_tensor(f"blk.{i}.ffn_down.weight", array(mlp.down_proj.weight))
+    writer.add_tensor("output_norm.weight", array(model.model.norm.weight, np.float32))
+    head = model.get_output_embeddings().weight
+    if head.data_ptr() != embedding.data_ptr() and not getattr(model.config, "tie_word_embeddings", False):
+        writer.add_tensor("output.weight", array(head))   # absent: tied (llama.cpp and transformers both read it so)
+
+
+# %% ../../nbs/models/09_gguf_export.ipynb #a7fcdecf
 def write_gguf(model, # a transformers `LlamaForCausalLM` (float weights, any dtype or device)
                tokenizer, # its byte-level BPE tokenizer (`PreTrainedTokenizerFast`, GPT-2 style)
                path, # the `.gguf` file to write (its folder must exist)
@@ -212,38 +251,8 @@ def write_gguf(model, # a transformers `LlamaForCausalLM` (float weights, any dt
     for key, value in hparams.items():
         (writer.add_float32 if isinstance(value, float) else writer.add_uint32)(f"llama.{key}", value)
 
-    writer.add_tokenizer_model(fields["model"])
-    writer.add_tokenizer_pre(fields["pre"])
-    writer.add_token_list(fields["tokens"])
-    writer.add_token_types(fields["token_type"])
-    writer.add_token_merges(fields["merges"])
-    for key in ("bos_token_id", "eos_token_id", "unknown_token_id", "padding_token_id"):
-        if fields[key] is not None: writer.add_uint32(f"tokenizer.ggml.{key}", fields[key])
-    writer.add_add_bos_token(fields["add_bos_token"])
-    writer.add_add_eos_token(fields["add_eos_token"])
-    if fields["chat_template"]:
-        writer.add_chat_template(fields["chat_template"])
-
-    store = np.float32 if dtype == "f32" else np.float16
-    def array(t, as_type=store): return t.detach().to("cpu", torch.float32).numpy().astype(as_type)
-    n_head, n_kv = hparams["attention.head_count"], hparams["attention.head_count_kv"]
-    embedding = model.get_input_embeddings().weight
-    writer.add_tensor("token_embd.weight", array(embedding))
-    for i, layer in enumerate(model.model.layers):
-        attn, mlp = layer.self_attn, layer.mlp
-        writer.add_tensor(f"blk.{i}.attn_norm.weight", array(layer.input_layernorm.weight, np.float32))
-        writer.add_tensor(f"blk.{i}.attn_q.weight", permute_qk(array(attn.q_proj.weight), n_head))
-        writer.add_tensor(f"blk.{i}.attn_k.weight", permute_qk(array(attn.k_proj.weight), n_kv))
-        writer.add_tensor(f"blk.{i}.attn_v.weight", array(attn.v_proj.weight))
-        writer.add_tensor(f"blk.{i}.attn_output.weight", array(attn.o_proj.weight))
-        writer.add_tensor(f"blk.{i}.ffn_norm.weight", array(layer.post_attention_layernorm.weight, np.float32))
-        writer.add_tensor(f"blk.{i}.ffn_gate.weight", array(mlp.gate_proj.weight))
-        writer.add_tensor(f"blk.{i}.ffn_up.weight", array(mlp.up_proj.weight))
-        writer.add_tensor(f"blk.{i}.ffn_down.weight", array(mlp.down_proj.weight))
-    writer.add_tensor("output_norm.weight", array(model.model.norm.weight, np.float32))
-    head = model.get_output_embeddings().weight
-    if head.data_ptr() != embedding.data_ptr() and not getattr(config, "tie_word_embeddings", False):
-        writer.add_tensor("output.weight", array(head))   # absent: tied (llama.cpp and transformers both read it so)
+    _add_tokenizer(writer, fields)
+    _add_tensors(writer, model, hparams, dtype)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import torch
+from fastcore.basics import patch
 from .adapters import AgentAdapters
 from .prompts import Prompt, answer_lead, format_prompt, format_prompts
 
@@ -79,11 +80,17 @@ def label_token_ids(tokenizer,                # the backbone's tokenizer
     if len(set(ids)) != len(ids): raise ValueError("two menu labels map to the same first token")
     return ids
 
-# %% ../../nbs/models/08_policy.ipynb #82b807ae
+# %% ../../nbs/models/08_policy.ipynb #dbe61f02
 class MenuPolicy:
     "An LLM policy over menus: scoring (exact categorical, one forward pass) or generation (sample and parse)."
-    def __init__(self, adapters: AgentAdapters, rules: str = "", mode: str = "scoring", temperature: float = 1.0,
-                 max_new_tokens: int = 6, seed: int = 0):
+    def __init__(self,
+                 adapters: AgentAdapters,   # the backbone with one LoRA adapter per agent
+                 rules: str = "",           # the game's rules, put in every prompt
+                 mode: str = "scoring",     # "scoring" (exact categorical over labels) or "generation" (sample, parse)
+                 temperature: float = 1.0,  # divides the label logits (scoring) / sampling temperature (generation)
+                 max_new_tokens: int = 6,   # generation mode: tokens to sample per answer
+                 seed: int = 0,             # seeds the policy's own sampling generator
+                ):
         if mode not in ("scoring", "generation"): raise ValueError(f"mode {mode!r}; valid: 'scoring', 'generation'")
         if temperature <= 0: raise ValueError(f"temperature must be > 0, got {temperature}")
         self.adapters, self.rules, self.mode, self.temperature = adapters, rules, mode, temperature
@@ -96,45 +103,10 @@ class MenuPolicy:
         self.generator = torch.Generator(device="cpu").manual_seed(seed)
         self.parse_failures = 0
 
-    def encode(self, requests: Sequence[Request]) -> dict:
-        "Left-padded prompt batch plus the `[B, L]` mask of allowed labels."
-        enc = self.bb.encode(format_prompts(self.bb, [build_prompt(r.obs, r.menu, self.rules) for r in requests]), pad_left=True)
-        L = max(len(r.menu) for r in requests)
-        mask = torch.zeros(len(requests), L, dtype=torch.bool)
-        for i, r in enumerate(requests):
-            mask[i, :len(r.menu)] = torch.tensor(list(r.allowed) if r.allowed is not None else [True] * len(r.menu))
-        enc["menu_mask"] = mask.to(self.bb.device)
-        enc["agents"] = [r.agent for r in requests]
-        return enc
-
-    def menu_logprobs(self, batch: dict, agents: Sequence[str] | str | None = None) -> torch.Tensor:
-        "`[B, L]` log-probs over each row's menu (−inf off-menu), from one forward pass; differentiable."
-        agents = batch["agents"] if agents is None else agents
-        lp = self.adapters.next_token_logprobs(agents, batch["input_ids"], batch["attention_mask"])
-        mask = batch["menu_mask"]
-        logits = lp[:, self.label_ids[:mask.shape[1]]] / self.temperature
-        logits = logits.masked_fill(~mask, float("-inf"))
-        return torch.log_softmax(logits, -1)
-
-    @torch.no_grad()
-    def decide(self, requests: Sequence[Request], greedy: bool = False) -> list[MenuDecision]:
-        "Choose for every request at once (one forward pass in scoring mode)."
-        if not requests: return []
-        batch = self.encode(requests)
-        if self.mode == "generation": return self._generate(requests, batch, greedy)
-        lp = self.menu_logprobs(batch).float().cpu()
-        probs = lp.exp()
-        choice = probs.argmax(-1) if greedy else torch.multinomial(probs, 1, generator=self.generator)[:, 0]
-        out = []
-        for i, r in enumerate(requests):
-            c = int(choice[i])
-            ids = batch["input_ids"][i][batch["attention_mask"][i].bool()].tolist()
-            out.append(MenuDecision(c, float(lp[i, c]), probs[i, :len(r.menu)].tolist(), ids))
-        return out
-
-    # -- generation mode --------------------------------------------------------------------
     @staticmethod
-    def parse_choice(text: str, r: Request) -> int | None:
+    def parse_choice(text: str,   # the generated answer
+                     r: Request,  # the request it answers (menu and guard mask)
+                    ) -> int | None:
         "The first menu label in `text` that names an allowed entry, else None."
         for m in re.finditer(r"(?<![A-Za-z])([A-Za-z])(?![A-Za-z])", text):
             k = LABELS.find(m.group(1))
@@ -142,28 +114,85 @@ class MenuPolicy:
         return None
 
     @staticmethod
-    def default_choice(r: Request) -> int:
+    def default_choice(r: Request, # the request whose answer could not be parsed
+                      ) -> int:
         "The documented fallback: `wait` if on the menu and allowed, else the first allowed entry."
         allowed = list(r.allowed) if r.allowed is not None else [True] * len(r.menu)
         for k, m in enumerate(r.menu):
             if allowed[k] and str(m).startswith("wait"): return k
         return allowed.index(True)
 
-    def _generate(self, requests, batch, greedy):
-        torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=self.generator)))
-        out_ids = self.adapters.generate(batch["agents"], batch["input_ids"], batch["attention_mask"],
-                                         max_new_tokens=self.max_new_tokens, do_sample=not greedy,
-                                         temperature=self.temperature, top_k=0, top_p=1.0)
-        texts = self.bb.decode(out_ids[:, batch["input_ids"].shape[1]:])
-        out = []
-        for i, (r, text) in enumerate(zip(requests, texts)):
-            c = self.parse_choice(text, r)
-            failed = c is None
-            if failed: c, self.parse_failures = self.default_choice(r), self.parse_failures + 1
-            ids = batch["input_ids"][i][batch["attention_mask"][i].bool()].tolist()
-            n = len(r.menu); p = [0.0] * n; p[c] = 1.0
-            out.append(MenuDecision(c, 0.0, p, ids, text=text, parse_failed=failed))
-        return out
+
+# %% ../../nbs/models/08_policy.ipynb #152c5637
+@patch
+def encode(self: MenuPolicy,
+           requests: Sequence[Request], # the requests to batch (menus may differ in length)
+          ) -> dict:
+    "Left-padded prompt batch plus the `[B, L]` mask of allowed labels."
+    enc = self.bb.encode(format_prompts(self.bb, [build_prompt(r.obs, r.menu, self.rules) for r in requests]), pad_left=True)
+    L = max(len(r.menu) for r in requests)
+    mask = torch.zeros(len(requests), L, dtype=torch.bool)
+    for i, r in enumerate(requests):
+        mask[i, :len(r.menu)] = torch.tensor(list(r.allowed) if r.allowed is not None else [True] * len(r.menu))
+    enc["menu_mask"] = mask.to(self.bb.device)
+    enc["agents"] = [r.agent for r in requests]
+    return enc
+
+@patch
+def menu_logprobs(self: MenuPolicy,
+                  batch: dict,                                # from `encode`
+                  agents: Sequence[str] | str | None = None,  # whose adapter scores each row (None: `batch["agents"]`)
+                 ) -> torch.Tensor:
+    "`[B, L]` log-probs over each row's menu (−inf off-menu), from one forward pass; differentiable."
+    agents = batch["agents"] if agents is None else agents
+    lp = self.adapters.next_token_logprobs(agents, batch["input_ids"], batch["attention_mask"])
+    mask = batch["menu_mask"]
+    logits = lp[:, self.label_ids[:mask.shape[1]]] / self.temperature
+    logits = logits.masked_fill(~mask, float("-inf"))
+    return torch.log_softmax(logits, -1)
+
+
+# %% ../../nbs/models/08_policy.ipynb #07801834
+@patch
+@torch.no_grad()
+def decide(self: MenuPolicy,
+           requests: Sequence[Request], # what to choose for (any agents, mixed in one batch)
+           greedy: bool = False,        # take the most likely label instead of sampling
+          ) -> list[MenuDecision]:
+    "Choose for every request at once (one forward pass in scoring mode)."
+    if not requests: return []
+    batch = self.encode(requests)
+    if self.mode == "generation": return self._generate(requests, batch, greedy)
+    lp = self.menu_logprobs(batch).float().cpu()
+    probs = lp.exp()
+    choice = probs.argmax(-1) if greedy else torch.multinomial(probs, 1, generator=self.generator)[:, 0]
+    out = []
+    for i, r in enumerate(requests):
+        c = int(choice[i])
+        ids = batch["input_ids"][i][batch["attention_mask"][i].bool()].tolist()
+        out.append(MenuDecision(c, float(lp[i, c]), probs[i, :len(r.menu)].tolist(), ids))
+    return out
+
+
+# %% ../../nbs/models/08_policy.ipynb #857b2155
+@patch
+def _generate(self: MenuPolicy, requests, batch, greedy):
+    "Generation mode: sample `max_new_tokens` per request, parse a label, fall back (and count) when none parses."
+    torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=self.generator)))
+    out_ids = self.adapters.generate(batch["agents"], batch["input_ids"], batch["attention_mask"],
+                                     max_new_tokens=self.max_new_tokens, do_sample=not greedy,
+                                     temperature=self.temperature, top_k=0, top_p=1.0)
+    texts = self.bb.decode(out_ids[:, batch["input_ids"].shape[1]:])
+    out = []
+    for i, (r, text) in enumerate(zip(requests, texts)):
+        c = self.parse_choice(text, r)
+        failed = c is None
+        if failed: c, self.parse_failures = self.default_choice(r), self.parse_failures + 1
+        ids = batch["input_ids"][i][batch["attention_mask"][i].bool()].tolist()
+        n = len(r.menu); p = [0.0] * n; p[c] = 1.0
+        out.append(MenuDecision(c, 0.0, p, ids, text=text, parse_failed=failed))
+    return out
+
 
 # %% ../../nbs/models/08_policy.ipynb #4fb571d3
 from ..games.grid import ACTIONS

@@ -20,7 +20,7 @@ from .segments import segments_blocker
 # %% auto #0
 __all__ = ['Sample', 'sample_texts', 'head_logprobs', 'completion_logits', 'completion_logprobs', 'completion_token_logprobs']
 
-# %% ../../nbs/models/07_sampling.ipynb #288bd187
+# %% ../../nbs/models/07_sampling.ipynb #d5ccab0a
 @dataclass
 class Sample:
     "One sampled completion: its agent, prompt ids, completion ids (ending at EOS if one was produced) and text."
@@ -33,6 +33,8 @@ class Sample:
 def _seed_from(generator: torch.Generator | None) -> None:
     if generator is not None: torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=generator)))
 
+
+# %% ../../nbs/models/07_sampling.ipynb #0333cd49
 @torch.no_grad()
 def sample_texts(adapters,                    # `AgentAdapters`
                  agents: Sequence[str],       # the adapter of each row
@@ -130,7 +132,7 @@ def head_logprobs(h: torch.Tensor,            # [N, H] final hidden states (afte
     return _HeadLogprob.apply(h, weight, target, float(temperature), chunk)
 
 
-# %% ../../nbs/models/07_sampling.ipynb #eafc5b26
+# %% ../../nbs/models/07_sampling.ipynb #8a03850b
 def completion_logits(adapters,                                # `AgentAdapters`
                       agents: Sequence[str] | str,             # one agent per row (or one for all; '__base__': the reference)
                       prompt_ids: Sequence[Sequence[int]],     # each row's prompt tokens
@@ -165,6 +167,8 @@ def _shared_names(adapters, agents, prompt_ids, completion_ids, share_prompts: b
     first, _ = distinct_rows(zip(names, map(tuple, prompt_ids)))
     return names if 2 * len(first) <= B else None
 
+
+# %% ../../nbs/models/07_sampling.ipynb #115626d3
 def _shared_prompt_hidden(adapters, names, prompt_ids, completion_ids) -> tuple[Decoder, torch.Tensor, torch.Tensor]:
     """`completion_logits` up to the last layer's hidden states `[B, Tc, H]`, with each distinct (agent, prompt) run
     once through the toolkit's own forward with gradients (`decode.prefilled`): its keys and values (gradients and
@@ -186,6 +190,8 @@ def _shared_prompt_hidden(adapters, names, prompt_ids, completion_ids) -> tuple[
         h = torch.cat([h, dec.hidden(ids_c[:, :T], pos, Tp, mask)], 1)   # column j predicts token j
     return dec, h, att_c.bool()
 
+
+# %% ../../nbs/models/07_sampling.ipynb #4326b91f
 def completion_logprobs(adapters,                                # `AgentAdapters`
                         agents: Sequence[str] | str,             # one agent per row (or one for all; '__base__')
                         prompt_ids: Sequence[Sequence[int]],     # each row's prompt tokens
