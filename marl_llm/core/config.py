@@ -96,6 +96,8 @@ def _type_name(tp) -> str:
     if typing.get_origin(tp) in (typing.Union, types.UnionType): return " or ".join(_type_name(t) for t in typing.get_args(tp))
     return "None" if tp is type(None) else getattr(tp, "__name__", str(tp))
 
+
+# %% ../../nbs/core/02_config.ipynb #4ca67709
 @patch
 def validate(self: RunConfig) -> RunConfig:
     "Check every field's type and the shared bounds, then the method's own `check`; returns self."
@@ -229,6 +231,8 @@ def _parser_for(tp):
         return js
     return str
 
+
+# %% ../../nbs/core/02_config.ipynb #360aaec7
 def add_arguments(ap: argparse.ArgumentParser, # the parser to extend
                   cls,                          # a `RunConfig` subclass
                   skip: tuple = ("method",),    # fields that get no flag

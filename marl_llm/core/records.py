@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import numpy as np
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['PLOTLY_JS', 'MMAP_THRESHOLD', 'MMAP_FIX_MIN_HIDDEN', 'Turn', 'Episode', 'team_sum', 'team_reward', 'write_json',
@@ -86,24 +87,38 @@ class Episode:
         "How many events of `kind` (by `agent`, if given)."
         return sum(e["kind"] == kind and (agent is None or e.get("agent") == agent) for e in self.events)
 
-    def to_dict(self) -> dict:
-        return {"agents": self.agents, "turns": {a: [t.to_dict() for t in ts] for a, ts in self.turns.items()},
-                "events": self.events, "frames": self.frames, "meta": self.meta}
 
-    @classmethod
-    def from_dict(cls, d: dict) -> "Episode":
-        return cls(agents=list(d["agents"]), turns={a: [Turn.from_dict(t) for t in ts] for a, ts in d["turns"].items()},
-                   events=list(d.get("events", [])), frames=list(d.get("frames", [])), meta=dict(d.get("meta", {})))
+# %% ../../nbs/core/01_records.ipynb #50c6c9c8
+@patch
+def to_dict(self: Episode) -> dict:
+    "The episode as a JSON-ready dict."
+    return {"agents": self.agents, "turns": {a: [t.to_dict() for t in ts] for a, ts in self.turns.items()},
+            "events": self.events, "frames": self.frames, "meta": self.meta}
 
-    def save(self, path) -> Path:
-        "Write the episode as JSON (atomically)."
-        return write_json(path, self.to_dict())
+@patch(cls_method=True)
+def from_dict(cls: Episode,
+              d: dict, # `to_dict()` output
+             ) -> "Episode":
+    "Rebuild an episode from `to_dict()` output."
+    return cls(agents=list(d["agents"]), turns={a: [Turn.from_dict(t) for t in ts] for a, ts in d["turns"].items()},
+               events=list(d.get("events", [])), frames=list(d.get("frames", [])), meta=dict(d.get("meta", {})))
 
-    @classmethod
-    def load(cls, path) -> "Episode":
-        p = Path(path)
-        if not p.exists(): raise FileNotFoundError(f"no recorded episode at {str(p)!r}")
-        return cls.from_dict(json.loads(p.read_text()))
+@patch
+def save(self: Episode,
+         path, # the JSON file to write
+        ) -> Path:
+    "Write the episode as JSON (atomically)."
+    return write_json(path, self.to_dict())
+
+@patch(cls_method=True)
+def load(cls: Episode,
+         path, # a JSON file written by `save`
+        ) -> "Episode":
+    "Read an episode saved by `save`."
+    p = Path(path)
+    if not p.exists(): raise FileNotFoundError(f"no recorded episode at {str(p)!r}")
+    return cls.from_dict(json.loads(p.read_text()))
+
 
 # %% ../../nbs/core/01_records.ipynb #0b060826
 def team_sum(returns: Sequence[float], # per-agent returns

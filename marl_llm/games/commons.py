@@ -60,6 +60,8 @@ CLEANUP_LAYOUTS: dict[str, list[str]] = {
 }
 "Cleanup maps: `#` wall, ` ` ground, `P` spawn, `~` river, `A` orchard cell with an apple, `.` empty orchard cell."
 
+
+# %% ../../nbs/games/05_cleanup_harvest.ipynb #ccacca7d
 HARVEST_LAYOUTS: dict[str, list[str]] = {
     # three plus-shaped patches of 5 apples
     "small": ["##########",

@@ -72,6 +72,8 @@ def _orders(spec: Mapping, key: str, max_n: int, name: str) -> list[Recipe]:
         out.append(tuple(sorted(ing)))
     return out
 
+
+# %% ../../nbs/games/02_overcooked_layout.ipynb #f74a7004
 def recipe_book(spec: Mapping,         # an overcooked-ai layout dict
                 name: str = "layout",  # the layout's name, for error messages
                ) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import itertools
 from typing import Sequence
 
 import numpy as np
+from fastcore.basics import patch
 from .strategic_base import StrategicGame
 
 # %% auto #0
@@ -139,48 +140,60 @@ class Negotiation(StrategicGame):
 
     def _to_move(self): return len(self.history) % 2
     def _legal(self, i): return list(range(0 if self.pending else 1, len(self.MOVES)))
-    def share(self,
-              i: int,                 # the seat
-              offer: tuple[int, ...], # the counts the proposer keeps
-              proposer: int,          # the seat that made the offer
-             ) -> tuple[int, ...]:
-        "What seat `i` receives under `offer` made by `proposer`."
-        return tuple(offer) if i == proposer else tuple(c - k for c, k in zip(self.COUNTS, offer))
-    def value(self,
-              i: int,                # the seat whose private values count
-              bundle: Sequence[int], # a count per item (`ITEMS`)
-             ) -> int:
-        return int(sum(v * k for v, k in zip(self.values[i], bundle)))
 
-    def _apply(self, i, a):
-        if a == 0:
-            p, off = self.pending
-            self.deal = (p, off)
-            self._end([self.value(k, self.share(k, off, p)) / self.TOTAL for k in (0, 1)])
-            return
-        self.pending = (i, self.offer_of(self.MOVES[a]))
-        if len(self.history) >= self.max_turns: self.deal = None; self._end([0.0, 0.0])
 
-    def _vector(self, i):
-        v = np.zeros(self.OBS_SIZE, np.float32)
-        v[:3] = np.array(self.COUNTS) / 2; v[3:6] = np.array(self.values[i]) / self.TOTAL
-        if self.pending:
-            v[6:9] = np.array(self.share(i, self.pending[1], self.pending[0])) / 2; v[9] = 1
-        v[10] = len(self.history) / self.max_turns
-        return v
+# %% ../../nbs/games/07_strategic.ipynb #0ba67947
+@patch
+def share(self: Negotiation,
+          i: int,                 # the seat
+          offer: tuple[int, ...], # the counts the proposer keeps
+          proposer: int,          # the seat that made the offer
+         ) -> tuple[int, ...]:
+    "What seat `i` receives under `offer` made by `proposer`."
+    return tuple(offer) if i == proposer else tuple(c - k for c, k in zip(self.COUNTS, offer))
+@patch
+def value(self: Negotiation,
+          i: int,                # the seat whose private values count
+          bundle: Sequence[int], # a count per item (`ITEMS`)
+         ) -> int:
+    return int(sum(v * k for v, k in zip(self.values[i], bundle)))
 
-    def _text(self, i, hide_private):
-        items = " ".join(f"{n} {c}" for n, c in zip(ITEMS, self.COUNTS))
-        vals = "unknown" if hide_private else " ".join(f"{n} {v}" for n, v in zip(ITEMS, self.values[i]))
-        s = f"Negotiate. Items: {items}. Values: {vals}. Turn {len(self.history) + 1} of {self.max_turns}."
-        if self.pending:
-            got = self.share(i, self.pending[1], self.pending[0])
-            s += " Offer: you get " + " ".join(f"{n} {k}" for n, k in zip(ITEMS, got)) + "."
-        return s
+@patch
+def _apply(self: Negotiation, i, a):
+    if a == 0:
+        p, off = self.pending
+        self.deal = (p, off)
+        self._end([self.value(k, self.share(k, off, p)) / self.TOTAL for k in (0, 1)])
+        return
+    self.pending = (i, self.offer_of(self.MOVES[a]))
+    if len(self.history) >= self.max_turns: self.deal = None; self._end([0.0, 0.0])
 
-    def score(self, i):
-        if self.forfeit is not None: return 0.0
-        return max(0.0, self.returns[i])
+
+# %% ../../nbs/games/07_strategic.ipynb #c53ce7a2
+@patch
+def _vector(self: Negotiation, i):
+    v = np.zeros(self.OBS_SIZE, np.float32)
+    v[:3] = np.array(self.COUNTS) / 2; v[3:6] = np.array(self.values[i]) / self.TOTAL
+    if self.pending:
+        v[6:9] = np.array(self.share(i, self.pending[1], self.pending[0])) / 2; v[9] = 1
+    v[10] = len(self.history) / self.max_turns
+    return v
+
+@patch
+def _text(self: Negotiation, i, hide_private):
+    items = " ".join(f"{n} {c}" for n, c in zip(ITEMS, self.COUNTS))
+    vals = "unknown" if hide_private else " ".join(f"{n} {v}" for n, v in zip(ITEMS, self.values[i]))
+    s = f"Negotiate. Items: {items}. Values: {vals}. Turn {len(self.history) + 1} of {self.max_turns}."
+    if self.pending:
+        got = self.share(i, self.pending[1], self.pending[0])
+        s += " Offer: you get " + " ".join(f"{n} {k}" for n, k in zip(ITEMS, got)) + "."
+    return s
+
+@patch
+def score(self: Negotiation, i):
+    if self.forfeit is not None: return 0.0
+    return max(0.0, self.returns[i])
+
 
 # %% ../../nbs/games/07_strategic.ipynb #fda1485a
 class RepeatedMatrixGame(StrategicGame):
@@ -203,32 +216,11 @@ class RepeatedMatrixGame(StrategicGame):
     def _to_move(self): return len(self.history) % 2
     def _legal(self, i): return [0, 1]
 
-    def _apply(self, i, a):
-        if i == 1:
-            pair = (self.history[-2][1], self.history[-1][1])
-            self.pairs.append(pair)
-            self._pay(self.PAYOFF[pair])
-            if len(self.pairs) >= self.rounds: self._end([0.0, 0.0])
-
-    def _vector(self, i):
-        v = np.zeros(self.OBS_SIZE, np.float32); v[0] = len(self.pairs) / self.rounds
-        for r, pair in enumerate(self.pairs):
-            mine, theirs = pair[i], pair[1 - i]
-            v[1 + 4 * r + self.MOVES.index(mine)] = 1; v[3 + 4 * r + self.MOVES.index(theirs)] = 1
-        return v
-
-    def _text(self, i, hide_private):
-        you = " ".join(p[i] for p in self.pairs) or "none"
-        opp = " ".join(p[1 - i] for p in self.pairs) or "none"
-        return f"{self.TITLE}. Round {len(self.pairs) + 1} of {self.rounds}. You: {you}. Opponent: {opp}."
-
     @property
     def max_payoff(self) -> float: return float(max(max(v) for v in self.PAYOFF.values()))
 
-    def score(self, i):
-        if self.forfeit == i: return 0.0
-        return max(0.0, self.returns[i]) / (self.max_payoff * self.rounds)
 
+# %% ../../nbs/games/07_strategic.ipynb #526c6ee4
 class PrisonersDilemma(RepeatedMatrixGame):
     "Iterated Prisoner's Dilemma."
     metadata = {**StrategicGame.metadata, "name": "prisoners_dilemma_v0"}
@@ -243,6 +235,35 @@ class StagHunt(RepeatedMatrixGame):
     NAME, TITLE = "stag_hunt", "Stag hunt"
     MOVES = ("stag", "hare")
     PAYOFF = {("stag", "stag"): (4, 4), ("stag", "hare"): (0, 3), ("hare", "stag"): (3, 0), ("hare", "hare"): (3, 3)}
+
+# %% ../../nbs/games/07_strategic.ipynb #8bcdd5db
+@patch
+def _apply(self: RepeatedMatrixGame, i, a):
+    if i == 1:
+        pair = (self.history[-2][1], self.history[-1][1])
+        self.pairs.append(pair)
+        self._pay(self.PAYOFF[pair])
+        if len(self.pairs) >= self.rounds: self._end([0.0, 0.0])
+
+@patch
+def _vector(self: RepeatedMatrixGame, i):
+    v = np.zeros(self.OBS_SIZE, np.float32); v[0] = len(self.pairs) / self.rounds
+    for r, pair in enumerate(self.pairs):
+        mine, theirs = pair[i], pair[1 - i]
+        v[1 + 4 * r + self.MOVES.index(mine)] = 1; v[3 + 4 * r + self.MOVES.index(theirs)] = 1
+    return v
+
+@patch
+def _text(self: RepeatedMatrixGame, i, hide_private):
+    you = " ".join(p[i] for p in self.pairs) or "none"
+    opp = " ".join(p[1 - i] for p in self.pairs) or "none"
+    return f"{self.TITLE}. Round {len(self.pairs) + 1} of {self.rounds}. You: {you}. Opponent: {opp}."
+
+@patch
+def score(self: RepeatedMatrixGame, i):
+    if self.forfeit == i: return 0.0
+    return max(0.0, self.returns[i]) / (self.max_payoff * self.rounds)
+
 
 # %% ../../nbs/games/07_strategic.ipynb #552dcd9f
 STRATEGIC_GAMES: dict[str, type] = {g.NAME: g for g in (KuhnPoker, TicTacToe, Negotiation, PrisonersDilemma, StagHunt)}

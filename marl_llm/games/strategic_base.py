@@ -90,10 +90,13 @@ def emit(self: StrategicGame,
     "Log an event (`t`, `agent`, `kind`, data) into `env.event_log`."
     self.event_log.append({"t": self.t, "agent": agent, "kind": kind, **data})
 
+
+# %% ../../nbs/games/06_strategic_base.ipynb #8b1a4451
 @patch
 def observe(self: StrategicGame,
             agent: str, # the agent whose observation is wanted
            ) -> dict:
+    "PettingZoo observation of `agent`: the clipped vector, the legal-move mask (all 0 off turn) and the text."
     i = self.possible_agents.index(agent)
     mask = np.zeros(len(self.MOVES), np.int8)
     if not self.done and self.agent_selection == agent: mask[self._legal(i)] = 1

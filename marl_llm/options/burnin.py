@@ -137,6 +137,8 @@ class BurnInLog:
         return (f"BurnInLog({self.game}/{self.layout}: {len(self.seeds)} episodes, {len(self.executions)} executions, "
                 f"{len(self.successes)} ok, {len(self.failures)} failed, failure rate {self.failure_rate:.1%})")
 
+
+# %% ../../nbs/options/04_burnin.ipynb #6052fde6
 def burn_in(game: str = "overcooked",           # a registered game
             layout: str | None = None,          # its layout (None: the default)
             episodes: int = 8,                  # episodes per base seed

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+from fastcore.basics import patch
 from .core import Option
 from .library import GAMES, game_spec, option_library
 # burn-in and the predicate vocabulary live in their own modules
@@ -83,56 +84,77 @@ class GuardSet:
             if t not in self.by_type or self.allows(t, normalise_features(self.library.features(env, i, opt), i)): out.append(opt)
         return out
 
-    def rules(self) -> dict[str, str]:
-        "Per guarded option type, its combined condition in readable form."
-        return {t: f"{t} requires " + " ∧ ".join(g.condition for g in gs) for t, gs in self.by_type.items()}
 
-    def __len__(self) -> int: return len(self.guards)
-    def __iter__(self): return iter(self.guards)
-    def __repr__(self) -> str:
-        head = f"GuardSet({self.game}/{self.layout}, {len(self)} guard{'s' * (len(self) != 1)}, m={self.m})"
-        lines = [f"  {g}   [explains {g.explains} failures, hides {g.hides} successes]" for g in self.guards]
-        return "\n".join([head, *lines] + ([f"  {self.message}"] if self.message else []))
-    __str__ = __repr__
+# %% ../../nbs/options/06_guards.ipynb #5c99197a
+@patch
+def rules(self: GuardSet) -> dict[str, str]:
+    "Per guarded option type, its combined condition in readable form."
+    return {t: f"{t} requires " + " ∧ ".join(g.condition for g in gs) for t, gs in self.by_type.items()}
+@patch
+def __len__(self: GuardSet) -> int: return len(self.guards)
+@patch
+def __iter__(self: GuardSet): return iter(self.guards)
+@patch
+def __repr__(self: GuardSet) -> str:
+    head = f"GuardSet({self.game}/{self.layout}, {len(self)} guard{'s' * (len(self) != 1)}, m={self.m})"
+    lines = [f"  {g}   [explains {g.explains} failures, hides {g.hides} successes]" for g in self.guards]
+    return "\n".join([head, *lines] + ([f"  {self.message}"] if self.message else []))
+GuardSet.__str__ = GuardSet.__repr__
+@patch
+def to_dict(self: GuardSet) -> dict:
+    "The guard set as a JSON-ready dict (format tag, game, layout, m, rules, guards, meta, vocabulary)."
+    return {"format": GUARDS_FORMAT, "game": self.game, "layout": self.layout, "m": self.m, "message": self.message,
+            "rules": self.rules(), "guards": [g.to_dict() for g in self.guards], "meta": self.meta,
+            "vocabulary": self.vocabulary.to_dict() if self.vocabulary is not None else None}
+@patch
+def save(self: GuardSet,
+         path, # where to write the JSON file (its folder is created)
+        ) -> Path:
+    "Write the guard set as JSON; returns the path."
+    path = Path(path)
+    if path.parent != Path(""): path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(self.to_dict(), indent=1, ensure_ascii=False))
+    return path
 
-    def to_dict(self) -> dict:
-        return {"format": GUARDS_FORMAT, "game": self.game, "layout": self.layout, "m": self.m, "message": self.message,
-                "rules": self.rules(), "guards": [g.to_dict() for g in self.guards], "meta": self.meta,
-                "vocabulary": self.vocabulary.to_dict() if self.vocabulary is not None else None}
 
-    def save(self, path) -> Path:
-        "Write the guard set as JSON; returns the path."
-        path = Path(path)
-        if path.parent != Path(""): path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_dict(), indent=1, ensure_ascii=False))
-        return path
+# %% ../../nbs/options/06_guards.ipynb #124cae56
+@patch(cls_method=True)
+def from_dict(cls: GuardSet,
+              d: dict, # `to_dict()` output
+              game: str | None = None,                 # the game it must be for (None: any)
+              layout: str | None = None,               # the layout it must be for (None: any)
+              vocabulary: Vocabulary | None = None,    # the predicates allowed (None: the game's vocabulary)
+              source: str = "guard set",               # what to call it in error messages
+             ) -> "GuardSet":
+    "Build from `to_dict()` output, checking the game (and layout, if given) and every predicate against the game's vocabulary."
+    if not isinstance(d, dict) or d.get("format") != GUARDS_FORMAT or "guards" not in d:
+        raise ValueError(f"{source} is not a guard file (expected a JSON object with \"format\": {GUARDS_FORMAT!r})")
+    g = d.get("game")
+    if g not in GAMES: raise ValueError(f"{source}: unknown game {g!r}; valid games: {sorted(GAMES)}")
+    if game is not None and g != game: raise ValueError(f"{source} holds guards for game {g!r}, not {game!r}")
+    if layout is not None and d.get("layout") != layout:
+        raise ValueError(f"{source} holds guards for layout {d.get('layout')!r} of {g!r}, not {layout!r}")
+    vocab = vocabulary if vocabulary is not None else game_vocabulary(g, d.get("layout"))
+    guards = []
+    for k, gd in enumerate(d["guards"]):
+        try: guards.append(Guard.from_dict(gd, vocab))
+        except (ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"{source}: guard {k} ({gd.get('option', '?') if isinstance(gd, dict) else gd!r}): {e}") from None
+    voc = Vocabulary.from_dict(d["vocabulary"]) if d.get("vocabulary") else None
+    return cls(g, d.get("layout"), guards, d.get("m", 3), d.get("message", ""), d.get("meta"), voc)
 
-    @classmethod
-    def from_dict(cls, d: dict, game: str | None = None, layout: str | None = None, vocabulary: Vocabulary | None = None,
-                  source: str = "guard set") -> "GuardSet":
-        "Build from `to_dict()` output, checking the game (and layout, if given) and every predicate against the game's vocabulary."
-        if not isinstance(d, dict) or d.get("format") != GUARDS_FORMAT or "guards" not in d:
-            raise ValueError(f"{source} is not a guard file (expected a JSON object with \"format\": {GUARDS_FORMAT!r})")
-        g = d.get("game")
-        if g not in GAMES: raise ValueError(f"{source}: unknown game {g!r}; valid games: {sorted(GAMES)}")
-        if game is not None and g != game: raise ValueError(f"{source} holds guards for game {g!r}, not {game!r}")
-        if layout is not None and d.get("layout") != layout:
-            raise ValueError(f"{source} holds guards for layout {d.get('layout')!r} of {g!r}, not {layout!r}")
-        vocab = vocabulary if vocabulary is not None else game_vocabulary(g, d.get("layout"))
-        guards = []
-        for k, gd in enumerate(d["guards"]):
-            try: guards.append(Guard.from_dict(gd, vocab))
-            except (ValueError, KeyError, TypeError) as e:
-                raise ValueError(f"{source}: guard {k} ({gd.get('option', '?') if isinstance(gd, dict) else gd!r}): {e}") from None
-        voc = Vocabulary.from_dict(d["vocabulary"]) if d.get("vocabulary") else None
-        return cls(g, d.get("layout"), guards, d.get("m", 3), d.get("message", ""), d.get("meta"), voc)
+@patch(cls_method=True)
+def load(cls: GuardSet,
+         path,                                 # the guard file
+         game: str | None = None,              # the game it must be for (None: any)
+         layout: str | None = None,            # the layout it must be for (None: any)
+         vocabulary: Vocabulary | None = None, # the predicates allowed (None: the game's vocabulary)
+        ) -> "GuardSet":
+    "Read a guard file; a file for another game (or layout), or with a predicate outside the game's vocabulary, raises."
+    try: d = json.loads(Path(path).read_text())
+    except json.JSONDecodeError as e: raise ValueError(f"{path} is not valid JSON: {e}") from None
+    return cls.from_dict(d, game, layout, vocabulary, source=str(path))
 
-    @classmethod
-    def load(cls, path, game: str | None = None, layout: str | None = None, vocabulary: Vocabulary | None = None) -> "GuardSet":
-        "Read a guard file; a file for another game (or layout), or with a predicate outside the game's vocabulary, raises."
-        try: d = json.loads(Path(path).read_text())
-        except json.JSONDecodeError as e: raise ValueError(f"{path} is not valid JSON: {e}") from None
-        return cls.from_dict(d, game, layout, vocabulary, source=str(path))
 
 # %% ../../nbs/options/06_guards.ipynb #580e0ce6
 def _literal_matrix(execs: Sequence[Execution], preds: Sequence[Predicate]) -> tuple[np.ndarray, np.ndarray]:

@@ -14,6 +14,8 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 from .library import game_spec
 from .burnin import type_args, burn_in
+from fastcore.basics import patch
+
 
 # %% auto #0
 __all__ = ['PROBE_SEED', 'Predicate', 'Literal', 'Vocabulary', 'game_vocabulary']
@@ -53,28 +55,37 @@ class Predicate:
             try: v = float(v)
             except ValueError: raise ValueError(f"predicate {name!r}: threshold {v!r} is not a number") from None
         return cls(key, op, v)
-    def text(self, otype: str | None = None, negated: bool = False) -> str:
-        "The readable form, e.g. `holding(onion)`, `n(pot) < 3`, `reachable(target)`; argument positions named by `otype`'s kinds."
-        args = type_args(otype) if otype else []
-        a = re.fullmatch(r"arg(\d+)\.(.+)", self.key)
-        obj = attr = None
-        if a: k = int(a[1]); obj, attr = (args[k] if k < len(args) else f"arg{k}"), a[2]
-        neg = "¬" if negated else ""
-        if self.op == ">=":
-            if self.key == "spot_dist" and self.value == 0: return neg + "reachable(target)"
-            subj = "dist(target)" if self.key == "spot_dist" else f"{attr}({obj})" if a else self.key
-            if self.value == 1: return f"{subj} {'= 0' if negated else '> 0'}"
-            return f"{subj} {'<' if negated else '≥'} {_num(self.value)}"
-        if self.op == "=":
-            h = re.fullmatch(r"(?:(partner\d*)\.)?held", self.key)
-            if h:
-                who = f"{h[1]}_" if h[1] else ""
-                return neg + (f"{who}holding_nothing" if self.value == "nothing" else f"{who}holding({self.value})")
-            if a and attr == "item": return neg + (f"empty({obj})" if self.value == "nothing" else f"object_at({obj}, {self.value})")
-            if a: return neg + f"{attr}({obj}, {self.value})"
-            return neg + f"{self.key}({self.value})"
-        return neg + (f"{obj}_{attr}({obj})" if a else self.key)
 
+
+# %% ../../nbs/options/05_predicates.ipynb #819c66e2
+@patch
+def text(self: Predicate,
+         otype: str | None = None, # the option type whose argument kinds name `argK` (None: generic)
+         negated: bool = False,    # the text of the negation
+        ) -> str:
+    "The readable form, e.g. `holding(onion)`, `n(pot) < 3`, `reachable(target)`; argument positions named by `otype`'s kinds."
+    args = type_args(otype) if otype else []
+    a = re.fullmatch(r"arg(\d+)\.(.+)", self.key)
+    obj = attr = None
+    if a: k = int(a[1]); obj, attr = (args[k] if k < len(args) else f"arg{k}"), a[2]
+    neg = "¬" if negated else ""
+    if self.op == ">=":
+        if self.key == "spot_dist" and self.value == 0: return neg + "reachable(target)"
+        subj = "dist(target)" if self.key == "spot_dist" else f"{attr}({obj})" if a else self.key
+        if self.value == 1: return f"{subj} {'= 0' if negated else '> 0'}"
+        return f"{subj} {'<' if negated else '≥'} {_num(self.value)}"
+    if self.op == "=":
+        h = re.fullmatch(r"(?:(partner\d*)\.)?held", self.key)
+        if h:
+            who = f"{h[1]}_" if h[1] else ""
+            return neg + (f"{who}holding_nothing" if self.value == "nothing" else f"{who}holding({self.value})")
+        if a and attr == "item": return neg + (f"empty({obj})" if self.value == "nothing" else f"object_at({obj}, {self.value})")
+        if a: return neg + f"{attr}({obj}, {self.value})"
+        return neg + f"{self.key}({self.value})"
+    return neg + (f"{obj}_{attr}({obj})" if a else self.key)
+
+
+# %% ../../nbs/options/05_predicates.ipynb #fc58ac71
 @dataclass(frozen=True)
 class Literal:
     "A predicate or its negation: the building block of guards. Named `held=onion` or `not held=onion`."
@@ -127,40 +138,51 @@ class Vocabulary:
             thresholds[k] = [float(x) for x in above]
         return cls(dict(sorted(kinds.items())), domains, thresholds)
 
-    def predicates(self, keys: Iterable[str] | None = None) -> list[Predicate]:
-        "Every predicate of the vocabulary (over `keys` only, if given)."
-        keys = self.kinds if keys is None else [k for k in self.kinds if k in set(keys)]
-        out = []
-        for k in keys:
-            kind = self.kinds[k]
-            if kind == "bool": out.append(Predicate(k))
-            elif kind == "cat": out += [Predicate(k, "=", v) for v in self.domains[k]]
-            else: out += [Predicate(k, ">=", t) for t in self.thresholds[k]]
-        return out
-
-    def snapshot(self, f: dict) -> dict[str, bool]:
-        "The boolean state at an option's start: each predicate's truth value on features `f` (absent features left out)."
-        return {p.name: v for p in self.predicates(f) if (v := p(f)) is not None}
-
-    def check(self, name: str) -> Literal:
-        "Parse a literal and check it against the schema; an unknown one raises, naming it and what is valid."
-        lit = Literal.parse(name)
-        p = lit.pred
-        if p.key not in self.kinds:
-            raise ValueError(f"unknown predicate {name!r}: no feature {p.key!r} in the vocabulary; valid features: {list(self.kinds)}")
-        kind = self.kinds[p.key]
-        want = {"bool": "", "cat": "=", "num": ">="}[kind]
-        if p.op != want:
-            form = {"bool": p.key, "cat": f"{p.key}=<value>", "num": f"{p.key}>=<number>"}[kind]
-            raise ValueError(f"unknown predicate {name!r}: {p.key!r} is a {kind} feature, written {form!r}")
-        if kind == "cat" and p.value not in self.domains[p.key]:
-            raise ValueError(f"unknown predicate {name!r}: {p.value!r} is not a value of {p.key!r}; valid: {self.domains[p.key]}")
-        return lit
-
     def __len__(self) -> int: return len(self.predicates())
     def to_dict(self) -> dict: return {"kinds": self.kinds, "domains": self.domains, "thresholds": self.thresholds}
     @classmethod
     def from_dict(cls, d: dict) -> "Vocabulary": return cls(dict(d["kinds"]), dict(d["domains"]), dict(d["thresholds"]))
+
+# %% ../../nbs/options/05_predicates.ipynb #2bf8f273
+@patch
+def predicates(self: Vocabulary,
+               keys: Iterable[str] | None = None, # only predicates over these feature keys (None: all)
+              ) -> list[Predicate]:
+    "Every predicate of the vocabulary (over `keys` only, if given)."
+    keys = self.kinds if keys is None else [k for k in self.kinds if k in set(keys)]
+    out = []
+    for k in keys:
+        kind = self.kinds[k]
+        if kind == "bool": out.append(Predicate(k))
+        elif kind == "cat": out += [Predicate(k, "=", v) for v in self.domains[k]]
+        else: out += [Predicate(k, ">=", t) for t in self.thresholds[k]]
+    return out
+
+@patch
+def snapshot(self: Vocabulary,
+             f: dict, # normalised start features
+            ) -> dict[str, bool]:
+    "The boolean state at an option's start: each predicate's truth value on features `f` (absent features left out)."
+    return {p.name: v for p in self.predicates(f) if (v := p(f)) is not None}
+
+@patch
+def check(self: Vocabulary,
+          name: str, # a literal's name, e.g. 'not held=onion'
+         ) -> Literal:
+    "Parse a literal and check it against the schema; an unknown one raises, naming it and what is valid."
+    lit = Literal.parse(name)
+    p = lit.pred
+    if p.key not in self.kinds:
+        raise ValueError(f"unknown predicate {name!r}: no feature {p.key!r} in the vocabulary; valid features: {list(self.kinds)}")
+    kind = self.kinds[p.key]
+    want = {"bool": "", "cat": "=", "num": ">="}[kind]
+    if p.op != want:
+        form = {"bool": p.key, "cat": f"{p.key}=<value>", "num": f"{p.key}>=<number>"}[kind]
+        raise ValueError(f"unknown predicate {name!r}: {p.key!r} is a {kind} feature, written {form!r}")
+    if kind == "cat" and p.value not in self.domains[p.key]:
+        raise ValueError(f"unknown predicate {name!r}: {p.value!r} is not a value of {p.key!r}; valid: {self.domains[p.key]}")
+    return lit
+
 
 # %% ../../nbs/options/05_predicates.ipynb #e5c9321a
 PROBE_SEED = 98_765
