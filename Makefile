@@ -73,11 +73,13 @@ browser:
 
 # The GPU check (benchmarks/gpu_check.py): the built-in `small` backbone, then the real SmolLM2-135M-Instruct, in bfloat16 on
 # CUDA, <= 8 minutes each, no downloads; results in $$OUT/gpu_check_*.json when OUT is set (the device tool), else
-# benchmarks/results/. CI runs it at tiny size on CPU.
+# benchmarks/results/. CI runs it at tiny size on CPU. On an offline GPU image whose python3 already holds CUDA torch,
+# `make gpu-check GPU_PY=python3` skips the venv (the missing pure-Python deps go on PYTHONPATH).
 GPU_OUT = $${OUT:-benchmarks/results}
-gpu-check: setup
-	$(BIN)/python benchmarks/gpu_check.py --backbone small --device cuda --out $(GPU_OUT)/gpu_check_small.json
-	$(BIN)/python benchmarks/gpu_check.py --backbone smollm2-135m --device cuda --out $(GPU_OUT)/gpu_check_smollm2.json
+GPU_PY ?= $(BIN)/python
+gpu-check: $(if $(filter $(BIN)/python,$(GPU_PY)),setup)
+	$(GPU_PY) benchmarks/gpu_check.py --backbone small --device cuda --out $(GPU_OUT)/gpu_check_small.json
+	$(GPU_PY) benchmarks/gpu_check.py --backbone smollm2-135m --device cuda --out $(GPU_OUT)/gpu_check_smollm2.json
 
 # CoMLRL for benchmarks/peers.py: its own venv (it pulls openai and wandb) reusing .venv's torch/transformers/peft.
 peers-venv: setup

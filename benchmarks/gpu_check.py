@@ -22,7 +22,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def mixed_equals_alone(bb, agents: int = 4) -> dict:
-    "Logits of a batch whose rows use different adapters vs each agent's rows alone (non-zero LoRA weights)."
+    """Logits of a batch whose rows use different adapters vs each agent's rows alone (non-zero LoRA weights).
+
+    In bfloat16 the two paths round differently (the grouped LoRA vs PEFT's single-adapter forward, over 30 layers), so
+    both are also compared to the float32 answer (the same weights cast up): the mixed batch passes when it equals
+    `alone` within the tolerance, or when it is no further from float32 than `alone` is (`err_mixed <= 1.5 err_alone`).
+    The `fp32` pass on CUDA checks exactness outright.
+    """
     import torch
     from marl_llm.models.adapters import AgentAdapters
     names = [f"agent_{i}" for i in range(agents)]
@@ -33,19 +39,38 @@ def mixed_equals_alone(bb, agents: int = 4) -> dict:
             for p in ad.parameters(n): p.copy_(torch.randn(p.shape, generator=g) * 0.02)
     enc = bb.encode([f"agent {i} holds an onion; pot 2 0 has {i} onions" for i in range(2 * agents)])
     rows = [names[i % agents] for i in range(2 * agents)]
-    with torch.no_grad():
-        mixed = ad.logits(rows, enc["input_ids"], enc["attention_mask"]).float()
-        alone = torch.zeros_like(mixed)
+
+    def split(adapter_of):                                                # each agent's rows run as their own batch
+        out = None
         for n in names:
             idx = [i for i, r in enumerate(rows) if r == n]
-            alone[idx] = ad.logits(n, enc["input_ids"][idx], enc["attention_mask"][idx]).float()
+            part = ad.logits(adapter_of(n), enc["input_ids"][idx], enc["attention_mask"][idx]).float()
+            out = part.new_zeros((len(rows), *part.shape[1:])) if out is None else out
+            out[idx] = part
+        return out
+
+    with torch.no_grad():
+        mixed = ad.logits(rows, enc["input_ids"], enc["attention_mask"]).float()
+        alone = split(lambda n: n)
         base = ad.logits("__base__", enc["input_ids"], enc["attention_mask"]).float()
     m = enc["attention_mask"].bool()
     diff = float((mixed - alone).abs()[m].max())
     moved = float((mixed - base).abs()[m].max())                          # the adapters do change the logits
-    tol = 1e-4 if bb.model.dtype == torch.float32 else 5e-2
-    return {"agents": agents, "rows": len(rows), "max_abs_diff": diff, "tolerance": tol, "adapter_effect": moved,
-            "ok": diff <= tol and moved > 10 * tol}
+    top1 = float((mixed.argmax(-1) == alone.argmax(-1))[m].float().mean())
+    f32 = bb.model.dtype == torch.float32
+    tol = (1e-3 if str(bb.device).startswith("cuda") else 1e-4) if f32 else 5e-2
+    res = {"agents": agents, "rows": len(rows), "dtype": str(bb.model.dtype).replace("torch.", ""), "max_abs_diff": diff,
+           "tolerance": tol, "top1_agree": round(top1, 4), "adapter_effect": moved}
+    ok = diff <= tol
+    if not f32:                                                            # how far each path is from the float32 answer
+        bb.model.float()
+        with torch.no_grad():
+            ref = split(lambda n: n)
+            base = ad.logits("__base__", enc["input_ids"], enc["attention_mask"]).float()
+        res["err_mixed"], res["err_alone"] = float((mixed - ref).abs()[m].max()), float((alone - ref).abs()[m].max())
+        ok = ok or res["err_mixed"] <= 1.5 * res["err_alone"]
+        res["adapter_effect"] = moved = float((ref - base).abs()[m].max())  # judged in float32, where rounding is tiny
+    return {**res, "ok": ok and moved > 10 * min(tol, 1e-3)}
 
 
 def three_updates(method: str, backbone: str, device: str, dtype: str, out: Path, quick: bool) -> dict:
@@ -105,6 +130,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="small sizes (the CPU smoke run CI does)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--only-mixed", action="store_true", help="stop after the mixed-adapter batch checks")
     a = ap.parse_args(argv)
     import torch
     from marl_llm.models.base import load_backbone
@@ -131,6 +157,10 @@ def main(argv=None):
     res["mixed_equals_alone"] = mixed_equals_alone(bb); save()
     print("mixed-adapter batch vs alone:", res["mixed_equals_alone"], flush=True)
     del bb
+    if cuda and dtype != "float32":                                       # the exact pass: same check in float32
+        res["mixed_equals_alone_fp32"] = mixed_equals_alone(load_backbone(a.backbone, device=a.device, dtype="float32")); save()
+        print("  in float32:", res["mixed_equals_alone_fp32"], flush=True)
+    if a.only_mixed: return 0 if res["mixed_equals_alone"]["ok"] else 1
     with tempfile.TemporaryDirectory() as d:
         for method in ("pa-magrpo", "tracer"):
             res[method] = three_updates(method, a.backbone, a.device, dtype, Path(d), a.quick); save()
@@ -142,9 +172,12 @@ def main(argv=None):
         res["decisions"].append(decisions_per_s(bb, agents, envs, 1 if a.quick else a.repeats)); save()
         print("decisions/s:", res["decisions"][-1], flush=True)
     save()
-    ok = res["mixed_equals_alone"]["ok"] and all(res[m]["finite"] and res[m]["updates"] == 3 for m in ("pa-magrpo", "tracer"))
+    ok = all(res[k]["ok"] for k in ("mixed_equals_alone", "mixed_equals_alone_fp32") if k in res) and all(res[m]["finite"] and res[m]["updates"] == 3 for m in ("pa-magrpo", "tracer"))
     print(f"\n| check | result |\n|---|---|")
-    print(f"| mixed batch = alone | max diff {res['mixed_equals_alone']['max_abs_diff']:.2e} (tol {res['mixed_equals_alone']['tolerance']}) |")
+    for k in ("mixed_equals_alone", "mixed_equals_alone_fp32"):
+        if k in res: r = res[k]; print(f"| mixed batch = alone, {r['dtype']} | max diff {r['max_abs_diff']:.2e} "
+                                       f"(tol {r['tolerance']}, top-1 agree {r['top1_agree']}"
+                                       + (f", vs float32: mixed {r['err_mixed']:.2e}, alone {r['err_alone']:.2e}" if "err_mixed" in r else "") + ") |")
     for m in ("pa-magrpo", "tracer"): print(f"| {m}: 3 updates | {res[m]['s_per_update']} s/update, finite: {res[m]['finite']} |")
     for r in res["decisions"]:
         print(f"| {r['agents']} agents x {r['envs_per_agent']} | batched {r['batched_per_s']}/s vs loop {r['loop_per_s']}/s = {r['speedup']}x |")
