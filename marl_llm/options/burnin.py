@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Callable, Sequence
 
 import numpy as np
-from .core import Option, Ref, Outcome
+from .typed import Option, Ref, Outcome
 from .library import option_library
 from .env import OptionEnv, RandomOptionPolicy
 

@@ -15,7 +15,7 @@ import numpy as np
 from fastcore.basics import patch
 from ..core.records import Turn, Episode
 from ..games.grid import ACTIONS
-from .core import Option, Outcome, WAIT
+from .typed import Option, Outcome, WAIT
 from .library import game_spec, make_game, option_library
 
 # %% auto #0
