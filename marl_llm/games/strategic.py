@@ -55,9 +55,11 @@ class KuhnPoker(StrategicGame):
         hist = " ".join(m for _, m in self.history) or "none"
         return f"Poker. Seat: {'first' if i == 0 else 'second'}. Card: {card}. History: {hist}."
 
-    def score(self, i): return (self.returns[i] + 2.0) / 4.0     # chips -2..+2 mapped to 0..1; 0.5 = break-even
+    def score(self,
+              i, # the seat
+             ): return (self.returns[i] + 2.0) / 4.0     # chips -2..+2 mapped to 0..1; 0.5 = break-even
 
-# %% ../../nbs/games/07_strategic.ipynb #b84a0c83
+# %% ../../nbs/games/07_strategic.ipynb #07f4a4ad
 LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
 
 def ttt_winner(board: Sequence[int], # 9 cells: 0 empty, 1 seat 0's mark, 2 seat 1's mark
@@ -67,6 +69,7 @@ def ttt_winner(board: Sequence[int], # 9 cells: 0 empty, 1 seat 0's mark, 2 seat
         if board[a] and board[a] == board[b] == board[c]: return board[a] - 1
     return -1
 
+# %% ../../nbs/games/07_strategic.ipynb #9ce9cd0c
 class TicTacToe(StrategicGame):
     "Tic-Tac-Toe on cells 1-9; win +1, loss -1, draw 0."
     metadata = {**StrategicGame.metadata, "name": "tictactoe_v0"}
@@ -96,7 +99,9 @@ class TicTacToe(StrategicGame):
                 for r in range(3)]
         return f"Tic tac toe. You: {'x' if i == 0 else 'o'}. Board: {' / '.join(rows)}."
 
-    def score(self, i):
+    def score(self,
+              i, # the seat
+             ):
         if self.forfeit is not None: return 0.0 if self.forfeit == i else 1.0
         return 0.5 + 0.5 * float(np.sign(self.returns[i]))
 

@@ -111,7 +111,6 @@ class Task:
     steps: list[str] = field(default_factory=list)     # gold intermediate results, if known
     meta: dict = field(default_factory=dict)
     grader: str = "number"                             # one of GRADERS
-
     def __post_init__(self):
         if self.grader not in GRADERS: raise ValueError(f"task {self.id!r}: grader {self.grader!r}; valid: {list(GRADERS)}")
         if self.grader == "number":
@@ -123,7 +122,6 @@ class Task:
         elif self.grader == "choice" and not re.fullmatch(r"[A-Z]", str(self.answer).strip()):
             raise ValueError(f"task {self.id!r}: a choice answer is one capital letter, got {self.answer!r}")
         else: self.answer = str(self.answer).strip()
-
     def extract(self,
                 text: str, # a completion
                ) -> str | None:
@@ -131,7 +129,6 @@ class Task:
         if self.grader == "number": return extract_answer(text)
         if self.grader == "boxed": return last_boxed(text)
         return extract_choice(text)
-
     def verify(self,
                text: str, # a completion
               ) -> float:
