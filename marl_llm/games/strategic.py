@@ -195,10 +195,11 @@ def _text(self: Negotiation, i, hide_private):
     return s
 
 @patch
-def score(self: Negotiation, i):
+def score(self: Negotiation,
+          i, # the seat
+         ):
     if self.forfeit is not None: return 0.0
     return max(0.0, self.returns[i])
-
 
 # %% ../../nbs/games/07_strategic.ipynb #fda1485a
 class RepeatedMatrixGame(StrategicGame):
@@ -265,10 +266,11 @@ def _text(self: RepeatedMatrixGame, i, hide_private):
     return f"{self.TITLE}. Round {len(self.pairs) + 1} of {self.rounds}. You: {you}. Opponent: {opp}."
 
 @patch
-def score(self: RepeatedMatrixGame, i):
+def score(self: RepeatedMatrixGame,
+          i, # the seat
+         ):
     if self.forfeit == i: return 0.0
     return max(0.0, self.returns[i]) / (self.max_payoff * self.rounds)
-
 
 # %% ../../nbs/games/07_strategic.ipynb #552dcd9f
 STRATEGIC_GAMES: dict[str, type] = {g.NAME: g for g in (KuhnPoker, TicTacToe, Negotiation, PrisonersDilemma, StagHunt)}
