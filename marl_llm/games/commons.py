@@ -248,7 +248,6 @@ def _grow(self: CleanupEnv) -> None:
 # %% ../../nbs/games/05_cleanup_harvest.ipynb #a63b5568
 @patch
 def _planes(self: CleanupEnv) -> list[str]: return ["apples", "waste", "self", "others"]
-
 @patch
 def _extra_obs(self: CleanupEnv, o: np.ndarray, hw: int) -> int:
     o[hw + self._river_flat[self._waste]] = 1

@@ -19,7 +19,6 @@ __all__ = ['CARDS', 'LINES', 'ITEMS', 'STRATEGIC_GAMES', 'KuhnPoker', 'ttt_winne
 
 # %% ../../nbs/games/07_strategic.ipynb #784aa708
 CARDS = ("jack", "queen", "king")
-
 class KuhnPoker(StrategicGame):
     "Kuhn Poker: 3 cards, antes of 1, one bet of 1; rewards are chips won."
     metadata = {**StrategicGame.metadata, "name": "kuhn_poker_v0"}

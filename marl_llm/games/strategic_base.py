@@ -20,7 +20,6 @@ __all__ = ['TEXT_CHARSET', 'StrategicGame']
 # %% ../../nbs/games/06_strategic_base.ipynb #643b649e
 TEXT_CHARSET = string.printable
 "Characters an observation's text may hold (gymnasium `Text` space)."
-
 class StrategicGame(AECEnv):
     "Base class of the two-player turn-based text games (PettingZoo AEC)."
     metadata = {"render_modes": ["ansi"], "name": "strategic_game_v0", "is_parallelizable": False}
@@ -104,7 +103,6 @@ def observe(self: StrategicGame,
     if not self.done and self.agent_selection == agent: mask[self._legal(i)] = 1
     return {"observation": np.clip(self._vector(i), -1, 1).astype(np.float32), "action_mask": mask,
             "text": self.text(i)}
-
 @patch
 def legal_moves(self: StrategicGame,
                 agent: str | int, # an agent's name or seat index

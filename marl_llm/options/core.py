@@ -59,7 +59,6 @@ def act(self: OptionRun,
         if self.fail is not None: a = STAY
     self.interacted = a == INTERACT
     return a
-
 @patch
 def update(self: OptionRun,
            env,                # the grid env after the step

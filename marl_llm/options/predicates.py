@@ -119,7 +119,6 @@ class Vocabulary:
     kinds: dict[str, str] = field(default_factory=dict)          # key -> "bool" | "num" | "cat"
     domains: dict[str, list] = field(default_factory=dict)       # categorical key -> values
     thresholds: dict[str, list] = field(default_factory=dict)    # numeric key -> thresholds k of `key>=k`
-
     @classmethod
     def from_features(cls,
                       features: Iterable[dict],                       # normalised start features of logged executions
