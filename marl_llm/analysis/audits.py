@@ -12,7 +12,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 from ..core.records import Episode, team_reward
-from ..options.core import REASONS
+from ..options.typed import REASONS
 from ..options.burnin import option_type
 
 # %% auto #0

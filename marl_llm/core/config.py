@@ -27,7 +27,20 @@ def arg(default: Any, # the field's default value
         return field(default_factory=lambda d=default: type(d)(d), metadata={"help": help})
     return field(default=default, metadata={"help": help})
 
-# %% ../../nbs/core/02_config.ipynb #0e4e3dbd
+# %% ../../nbs/core/02_config.ipynb #d3494ab6
+def _own_defaults(cls: type) -> None:
+    "Redeclare the fields named in `cls.defaults` (fields of its bases) with those defaults, keeping their help."
+    own = cls.__dict__.get("defaults", {})
+    if not own: return
+    ann = cls.__dict__.get("__annotations__")
+    if ann is None: ann = {}; cls.__annotations__ = ann
+    for k, v in own.items():
+        base = next((b.__dataclass_fields__[k] for b in cls.__mro__[1:] if k in getattr(b, "__dataclass_fields__", {})), None)
+        if base is None: raise TypeError(f"{cls.__name__}.defaults names {k!r}, which is not a field of its bases")
+        ann[k] = base.type
+        setattr(cls, k, arg(v, base.metadata.get("help", "")))
+
+# %% ../../nbs/core/02_config.ipynb #9b3ac38f
 @dataclass
 class RunConfig:
     "The fields every method shares; a method's config subclasses it and adds only its own."
@@ -63,15 +76,7 @@ class RunConfig:
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
-        own = cls.__dict__.get("defaults", {})
-        if not own: return
-        ann = cls.__dict__.get("__annotations__")
-        if ann is None: ann = {}; cls.__annotations__ = ann
-        for k, v in own.items():
-            base = next((b.__dataclass_fields__[k] for b in cls.__mro__[1:] if k in getattr(b, "__dataclass_fields__", {})), None)
-            if base is None: raise TypeError(f"{cls.__name__}.defaults names {k!r}, which is not a field of its bases")
-            ann[k] = base.type
-            setattr(cls, k, arg(v, base.metadata.get("help", "")))
+        _own_defaults(cls)
 
 # %% ../../nbs/core/02_config.ipynb #2138c934
 _POSITIVE = ("updates", "epochs", "minibatch", "checkpoint_every", "lora_r")

@@ -49,7 +49,9 @@ class Turn:
 
     def to_dict(self) -> dict: return dataclasses.asdict(self)
     @classmethod
-    def from_dict(cls, d: dict) -> "Turn": return cls(**d)
+    def from_dict(cls,
+                  d: dict, # `to_dict()` output
+                 ) -> "Turn": return cls(**d)
 
 # %% ../../nbs/core/01_records.ipynb #e699e92e
 @dataclass
@@ -60,33 +62,35 @@ class Episode:
     events: list[dict] = field(default_factory=list)
     frames: list[dict] = field(default_factory=list)
     meta: dict = field(default_factory=dict)
-
     def __post_init__(self):
         for a in self.agents: self.turns.setdefault(a, [])
-
-    def add(self, turn: Turn) -> Turn:
+    def add(self,
+            turn: Turn, # a turn of one of the episode's agents
+           ) -> Turn:
         "Append `turn` to its agent's list."
         if turn.agent not in self.turns:
             raise KeyError(f"unknown agent {turn.agent!r}; episode agents: {self.agents}")
         self.turns[turn.agent].append(turn); return turn
-
-    def log(self, kind: str, agent: str | None = None, t: int = 0, **data) -> None:
+    def log(self,
+            kind: str,                # what happened, e.g. "soup_delivered"
+            agent: str | None = None, # who did it (None: the env)
+            t: int = 0,               # the env step
+            **data) -> None:
         "Append an event to the audit log."
         self.events.append({"t": t, "agent": agent, "kind": kind, **data})
-
     @property
     def returns(self) -> dict[str, float]:
         "Undiscounted return per agent."
         return {a: float(sum(t.reward for t in ts)) for a, ts in self.turns.items()}
-
     def all_turns(self) -> list[Turn]:
         "Every turn, ordered by time then agent."
         return sorted((t for ts in self.turns.values() for t in ts), key=lambda t: (t.t, self.agents.index(t.agent)))
-
-    def count(self, kind: str, agent: str | None = None) -> int:
+    def count(self,
+              kind: str,                # the event kind
+              agent: str | None = None, # only this agent's (None: everyone's)
+             ) -> int:
         "How many events of `kind` (by `agent`, if given)."
         return sum(e["kind"] == kind and (agent is None or e.get("agent") == agent) for e in self.events)
-
 
 # %% ../../nbs/core/01_records.ipynb #50c6c9c8
 @patch
@@ -312,10 +316,15 @@ def malloc_for(hidden_size: int | None, # the model's hidden size (`config.hidde
     the threshold, a narrow one built later in the same process keeps it."""
     return fix_mmap_threshold() if hidden_size is None or hidden_size >= MMAP_FIX_MIN_HIDDEN else False
 
-# %% ../../nbs/core/01_records.ipynb #a91374ef
+# %% ../../nbs/core/01_records.ipynb #0e14a844
 class RunDir:
     "A run folder: `config.json`, an append-only `metrics.jsonl`, and a tqdm progress bar."
-    def __init__(self, path, config: dict | None = None, resume: bool = False, quiet: bool = False):
+    def __init__(self,
+                 path,                       # the run folder (created if missing)
+                 config: dict | None = None, # the run's config (None: read back from config.json)
+                 resume: bool = False,       # accept an existing run with a different config
+                 quiet: bool = False,        # no progress bar
+                ):
         self.path = Path(path)
         self.config_path, self.metrics_path = self.path / "config.json", self.path / "metrics.jsonl"
         self.quiet, self._bar = quiet, None
@@ -331,39 +340,53 @@ class RunDir:
         self.config = config
         self.path.mkdir(parents=True, exist_ok=True)
         if old is None or not resume: write_json(self.config_path, config, indent=2)
-
-    def log(self, step: int, **metrics) -> dict:
-        "Append one row `{step, time, **metrics}` to metrics.jsonl and flush it to disk."
-        row = {"step": int(step), "time": round(time.time(), 3), **metrics}
-        line = json.dumps(row, default=_jsonable)
-        with open(self.metrics_path, "a") as f:
-            f.write(line + "\n"); f.flush(); os.fsync(f.fileno())
-        if self._bar is not None:
-            shown = {k: (f"{v:.3g}" if isinstance(v, float) else v) for k, v in metrics.items()
-                     if isinstance(v, (int, float)) and not isinstance(v, bool)}
-            self._bar.set_postfix(dict(list(shown.items())[:4]), refresh=False)
-        return row
-
-    def metrics(self) -> list[dict]:
-        "All logged rows (a torn last line from a killed process is ignored)."
-        if not self.metrics_path.exists(): return []
-        rows = []
-        for line in self.metrics_path.read_text().splitlines():
-            try: rows.append(json.loads(line))
-            except json.JSONDecodeError: pass
-        return rows
-
-    def truncate_after(self, step: int) -> None:
-        "Keep only rows with `step <= step` (used when resuming from a checkpoint)."
-        rows = [r for r in self.metrics() if r["step"] <= step]
-        tmp = self.metrics_path.with_name("metrics.jsonl.tmp")
-        tmp.write_text("".join(json.dumps(r) + "\n" for r in rows)); os.replace(tmp, self.metrics_path)
-
-    def progress(self, iterable: Iterable | None = None, total: int | None = None, desc: str = "", initial: int = 0):
-        "A tqdm bar (notebook-aware) that shows the latest metrics logged through `log`."
-        from tqdm.auto import tqdm
-        self._bar = tqdm(iterable, total=total, desc=desc or self.path.name, initial=initial,
-                         disable=self.quiet, dynamic_ncols=True)
-        return self._bar
-
     def __repr__(self): return f"RunDir({str(self.path)!r}, {len(self.metrics())} metric rows)"
+
+# %% ../../nbs/core/01_records.ipynb #1960ce76
+@patch
+def log(self: RunDir,
+        step: int, # the training step
+        **metrics) -> dict:
+    "Append one row `{step, time, **metrics}` to metrics.jsonl and flush it to disk."
+    row = {"step": int(step), "time": round(time.time(), 3), **metrics}
+    line = json.dumps(row, default=_jsonable)
+    with open(self.metrics_path, "a") as f:
+        f.write(line + "\n"); f.flush(); os.fsync(f.fileno())
+    if self._bar is not None:
+        shown = {k: (f"{v:.3g}" if isinstance(v, float) else v) for k, v in metrics.items()
+                 if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        self._bar.set_postfix(dict(list(shown.items())[:4]), refresh=False)
+    return row
+
+@patch
+def metrics(self: RunDir) -> list[dict]:
+    "All logged rows (a torn last line from a killed process is ignored)."
+    if not self.metrics_path.exists(): return []
+    rows = []
+    for line in self.metrics_path.read_text().splitlines():
+        try: rows.append(json.loads(line))
+        except json.JSONDecodeError: pass
+    return rows
+
+# %% ../../nbs/core/01_records.ipynb #9bf81761
+@patch
+def truncate_after(self: RunDir,
+                   step: int, # the last step to keep
+                  ) -> None:
+    "Keep only rows with `step <= step` (used when resuming from a checkpoint)."
+    rows = [r for r in self.metrics() if r["step"] <= step]
+    tmp = self.metrics_path.with_name("metrics.jsonl.tmp")
+    tmp.write_text("".join(json.dumps(r) + "\n" for r in rows)); os.replace(tmp, self.metrics_path)
+
+@patch
+def progress(self: RunDir,
+             iterable: Iterable | None = None, # what to iterate over
+             total: int | None = None,         # its length (None: `len(iterable)` if it has one)
+             desc: str = "",                   # the bar's label ("": the run folder's name)
+             initial: int = 0,                 # where the bar starts (a resumed run)
+            ):
+    "A tqdm bar (notebook-aware) that shows the latest metrics logged through `log`."
+    from tqdm.auto import tqdm
+    self._bar = tqdm(iterable, total=total, desc=desc or self.path.name, initial=initial,
+                     disable=self.quiet, dynamic_ncols=True)
+    return self._bar

@@ -20,7 +20,7 @@ from ..core.records import write_json
 from ..models.adapters import AgentAdapters
 from ..models.base import load_backbone
 from ..models.policy import MenuPolicy, primitive_requests
-from ..options.core import Option
+from ..options.typed import Option
 from ..options.env import OptionEnv, RandomOptionPolicy
 from ..options.rollout import RULES, guard_filter, team_total
 from ..options.library import make_game, scripted_option

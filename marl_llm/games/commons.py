@@ -102,7 +102,7 @@ HARVEST_LAYOUTS: dict[str, list[str]] = {
 }
 "Commons Harvest maps: `#` wall, ` ` ground, `P` spawn, `A` apple cell with an apple, `.` apple cell without one."
 
-# %% ../../nbs/games/05_cleanup_harvest.ipynb #14fa3e2a
+# %% ../../nbs/games/05_cleanup_harvest.ipynb #7131b2c8
 class CleanupEnv(CommonsEnv):
     "Cleanup: waste builds up in the river and apples grow in the orchard only while the river is clean enough."
     metadata = {**CommonsEnv.metadata, "name": "cleanup_v0"}
@@ -129,26 +129,31 @@ class CleanupEnv(CommonsEnv):
         self.beam_length, self.beam_radius, self.segment_length = int(beam_length), int(beam_radius), int(segment_length)
         super().__init__(layout, n_agents, horizon, seed, render_mode, apple_reward)
 
-    def _parse_extra(self, g: np.ndarray, name: str) -> None:
-        self.river_cells = [(int(x), int(y)) for y, x in zip(*np.nonzero(g == "~"))]
-        if not self.river_cells: raise LayoutError(f"{name}: no river cells (symbol '~'); Cleanup needs a river")
-        self._river_flat = np.array([y * self.W + x for x, y in self.river_cells])
-        self._cell_river = np.full((self.H, self.W), -1)
-        for k, (x, y) in enumerate(self.river_cells): self._cell_river[y, x] = k
-        self.river_segments: list[list[tuple[int, int]]] = split_segments(self.river_cells, self.segment_length)
-        self._seg_of = np.zeros(len(self.river_cells), dtype=int)
-        self._seg_idx = []
-        for s, seg in enumerate(self.river_segments):
-            idx = np.array([self._cell_river[y, x] for x, y in seg]); self._seg_of[idx] = s; self._seg_idx.append(idx)
-        self._beam_cache: dict = {}
-        self._spots_cache: dict = {}
+# %% ../../nbs/games/05_cleanup_harvest.ipynb #c022e760
+@patch
+def _parse_extra(self: CleanupEnv, g: np.ndarray, name: str) -> None:
+    "The river: its cells, their segments and the lookup tables of both."
+    self.river_cells = [(int(x), int(y)) for y, x in zip(*np.nonzero(g == "~"))]
+    if not self.river_cells: raise LayoutError(f"{name}: no river cells (symbol '~'); Cleanup needs a river")
+    self._river_flat = np.array([y * self.W + x for x, y in self.river_cells])
+    self._cell_river = np.full((self.H, self.W), -1)
+    for k, (x, y) in enumerate(self.river_cells): self._cell_river[y, x] = k
+    self.river_segments: list[list[tuple[int, int]]] = split_segments(self.river_cells, self.segment_length)
+    self._seg_of = np.zeros(len(self.river_cells), dtype=int)
+    self._seg_idx = []
+    for s, seg in enumerate(self.river_segments):
+        idx = np.array([self._cell_river[y, x] for x, y in seg]); self._seg_of[idx] = s; self._seg_idx.append(idx)
+    self._beam_cache: dict = {}
+    self._spots_cache: dict = {}
 
-    def _reset_extra(self) -> None:
-        r = len(self.river_cells)
-        self._waste = np.zeros(r, bool)
-        self._waste[self.rng.permutation(r)[:int(round(self.initial_pollution * r))]] = True
-        self.cleaned = [0] * self.n
-        self.last_spawn_prob = self.apple_spawn_prob()
+@patch
+def _reset_extra(self: CleanupEnv) -> None:
+    "Pollute `initial_pollution` of the river at random; nobody has cleaned yet."
+    r = len(self.river_cells)
+    self._waste = np.zeros(r, bool)
+    self._waste[self.rng.permutation(r)[:int(round(self.initial_pollution * r))]] = True
+    self.cleaned = [0] * self.n
+    self.last_spawn_prob = self.apple_spawn_prob()
 
 # %% ../../nbs/games/05_cleanup_harvest.ipynb #5cdab8d4
 @patch(as_prop=True)
@@ -243,7 +248,6 @@ def _grow(self: CleanupEnv) -> None:
 # %% ../../nbs/games/05_cleanup_harvest.ipynb #a63b5568
 @patch
 def _planes(self: CleanupEnv) -> list[str]: return ["apples", "waste", "self", "others"]
-
 @patch
 def _extra_obs(self: CleanupEnv, o: np.ndarray, hw: int) -> int:
     o[hw + self._river_flat[self._waste]] = 1
@@ -282,7 +286,7 @@ def _stats(self: CleanupEnv) -> list[str]:
             f"with prob {self.apple_spawn_prob():.3f} per empty orchard cell per step (0 at pollution >= {self.threshold_high})",
             f"River segments (polluted/cells): {segs}"]
 
-# %% ../../nbs/games/05_cleanup_harvest.ipynb #a3678a58
+# %% ../../nbs/games/05_cleanup_harvest.ipynb #0b3879cc
 class HarvestEnv(CommonsEnv):
     "Commons Harvest: apples regrow only near other apples, so a patch harvested to zero is gone for good."
     metadata = {**CommonsEnv.metadata, "name": "commons_harvest_v0"}
@@ -308,23 +312,30 @@ class HarvestEnv(CommonsEnv):
         d2 = ((xy[:, None, :] - xy[None, :, :]) ** 2).sum(-1)
         self._nbr = ((d2 <= self.regrow_radius ** 2 + 1e-9) & (d2 > 0)).astype(np.float32)
 
-    def neighbour_counts(self) -> np.ndarray:
-        "Number of apples within `regrow_radius` of each apple cell (order of `apple_cells`)."
-        return (self._nbr @ self._apple.astype(np.float32)).astype(int)
+# %% ../../nbs/games/05_cleanup_harvest.ipynb #a7992a1a
+@patch
+def neighbour_counts(self: HarvestEnv) -> np.ndarray:
+    "Number of apples within `regrow_radius` of each apple cell (order of `apple_cells`)."
+    return (self._nbr @ self._apple.astype(np.float32)).astype(int)
 
-    def regrow_prob(self) -> np.ndarray:
-        "This step's regrowth probability of each apple cell (order of `apple_cells`; cells holding an apple included)."
-        return self._probs[np.minimum(self.neighbour_counts(), len(self._probs) - 1)]
+@patch
+def regrow_prob(self: HarvestEnv) -> np.ndarray:
+    "This step's regrowth probability of each apple cell (order of `apple_cells`; cells holding an apple included)."
+    return self._probs[np.minimum(self.neighbour_counts(), len(self._probs) - 1)]
 
-    def _grow(self) -> None:
-        new = (self.rng.random(len(self.apple_cells)) < self.regrow_prob()) & ~self._apple & ~self._occupied()
-        self._apple |= new
-        self.last_spawned = int(new.sum()); self.spawned += self.last_spawned
+@patch
+def _grow(self: HarvestEnv) -> None:
+    "Apples regrow on free apple cells with `regrow_prob`."
+    new = (self.rng.random(len(self.apple_cells)) < self.regrow_prob()) & ~self._apple & ~self._occupied()
+    self._apple |= new
+    self.last_spawned = int(new.sum()); self.spawned += self.last_spawned
 
-    def _stats(self) -> list[str]:
-        parts = [f"p{k} {a}/{len(p)}" + (" (depleted: never regrows)" if a == 0 and self.regrow_probs[0] == 0 else "")
-                 for k, (a, p) in enumerate(zip(self.patch_apples, self.patches))]
-        return [f"Patches (apples/cells): {', '.join(parts)}. Apples regrow only near other apples."]
+@patch
+def _stats(self: HarvestEnv) -> list[str]:
+    "The patches' apple counts, for the text observation."
+    parts = [f"p{k} {a}/{len(p)}" + (" (depleted: never regrows)" if a == 0 and self.regrow_probs[0] == 0 else "")
+             for k, (a, p) in enumerate(zip(self.patch_apples, self.patches))]
+    return [f"Patches (apples/cells): {', '.join(parts)}. Apples regrow only near other apples."]
 
 # %% ../../nbs/games/05_cleanup_harvest.ipynb #0c8c741a
 def benchmark_rows(seconds: float = 2.0,                            # time per (game, layout)

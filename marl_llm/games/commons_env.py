@@ -73,7 +73,9 @@ class CommonsEnv(GridParallelEnv):
         super().__init__(n_agents=n_agents, horizon=horizon, seed=seed, render_mode=render_mode)
 
     @classmethod
-    def resolve_layout(cls, layout: str | Sequence[str]) -> tuple[list[str], str]:
+    def resolve_layout(cls,
+                       layout: str | Sequence[str], # a name in `LAYOUTS`, a multi-line string or a list of rows
+                      ) -> tuple[list[str], str]:
         "Rows and name of `layout`: a key of `LAYOUTS`, a multi-line string, or a list of rows."
         if isinstance(layout, str) and "\n" not in layout:
             if layout not in cls.LAYOUTS:
@@ -228,7 +230,32 @@ def _extra_obs(self: CommonsEnv, o: np.ndarray, hw: int) -> int:
     "Fill game planes after the apple plane; return the offset of the 'self' plane."
     return hw
 
-# %% ../../nbs/games/04_commons_env.ipynb #7265eff7
+# %% ../../nbs/games/04_commons_env.ipynb #bc15125f
+@patch
+def _checked_pos_facing(self: CommonsEnv, d: dict) -> tuple[list, list]:
+    "The positions and facings of a snapshot, checked: walkable, distinct cells and the four directions."
+    pos = [(int(p[0]), int(p[1])) for p in d["pos"]]
+    if len(pos) != self.n: raise ValueError(f"state has {len(pos)} positions for {self.n} agents")
+    for p in pos:
+        if not (0 <= p[0] < self.W and 0 <= p[1] < self.H and self.free[p[1], p[0]]):
+            raise ValueError(f"position {p} is not a walkable cell of layout {self.layout_name!r}")
+    if len(set(pos)) < len(pos): raise ValueError(f"two agents share a cell: {pos}")
+    facing = [(int(f[0]), int(f[1])) for f in d["facing"]]
+    for f in facing:
+        if f not in DIRECTIONS: raise ValueError(f"facing {f} is not one of {list(DIRECTIONS)}")
+    return pos, facing
+
+@patch
+def _checked_apples(self: CommonsEnv, apples: Sequence) -> np.ndarray:
+    "Bool over apple cells from a snapshot's apple list, each checked to be an apple cell."
+    apple = np.zeros(len(self.apple_cells), bool)
+    for c in apples:
+        k = self._cell_apple[int(c[1]), int(c[0])] if 0 <= c[0] < self.W and 0 <= c[1] < self.H else -1
+        if k < 0: raise ValueError(f"apple at {tuple(c)} is not an apple cell of layout {self.layout_name!r}")
+        apple[k] = True
+    return apple
+
+# %% ../../nbs/games/04_commons_env.ipynb #b91c0509
 @patch
 def get_state(self: CommonsEnv) -> dict:
     "JSON-serialisable snapshot of the full dynamic state (restore it with `set_state`)."
@@ -247,20 +274,8 @@ def set_state(self: CommonsEnv,
     "Restore a `get_state()` snapshot (or a partial one with at least pos, facing, apples)."
     missing = {"pos", "facing", "apples", *self._required_state()} - set(d)
     if missing: raise KeyError(f"state is missing {sorted(missing)}; got keys {sorted(d)}")
-    pos = [(int(p[0]), int(p[1])) for p in d["pos"]]
-    if len(pos) != self.n: raise ValueError(f"state has {len(pos)} positions for {self.n} agents")
-    for p in pos:
-        if not (0 <= p[0] < self.W and 0 <= p[1] < self.H and self.free[p[1], p[0]]):
-            raise ValueError(f"position {p} is not a walkable cell of layout {self.layout_name!r}")
-    if len(set(pos)) < len(pos): raise ValueError(f"two agents share a cell: {pos}")
-    facing = [(int(f[0]), int(f[1])) for f in d["facing"]]
-    for f in facing:
-        if f not in DIRECTIONS: raise ValueError(f"facing {f} is not one of {list(DIRECTIONS)}")
-    apple = np.zeros(len(self.apple_cells), bool)
-    for c in d["apples"]:
-        k = self._cell_apple[int(c[1]), int(c[0])] if 0 <= c[0] < self.W and 0 <= c[1] < self.H else -1
-        if k < 0: raise ValueError(f"apple at {tuple(c)} is not an apple cell of layout {self.layout_name!r}")
-        apple[k] = True
+    pos, facing = self._checked_pos_facing(d)
+    apple = self._checked_apples(d["apples"])
     self.pos, self.facing, self._apple = pos, facing, apple
     self.t = int(d.get("t", getattr(self, "t", 0)))
     self.agents = list(d.get("agents", self.possible_agents))
@@ -276,7 +291,7 @@ def _required_state(self: CommonsEnv) -> tuple: return ()
 @patch
 def _set_extra_state(self: CommonsEnv, d: dict) -> None: pass
 
-# %% ../../nbs/games/04_commons_env.ipynb #33b9cbc1
+# %% ../../nbs/games/04_commons_env.ipynb #81397ece
 @patch
 def _cells(self: CommonsEnv, text: bool) -> list[list[str]]:
     "Rows of symbols: terrain plus apples (and game overlays); ground/apple-soil remapped for text."
@@ -295,6 +310,7 @@ def _agent_stats(self: CommonsEnv, j: int) -> str: return f"ate {self.eaten[j]}"
 
 def _agent_char(j: int) -> str: return str(j) if j < 10 else chr(ord("a") + j - 10)
 
+# %% ../../nbs/games/04_commons_env.ipynb #8c1c1e1f
 @patch
 def text(self: CommonsEnv,
          i: int | None = None, # the reader's agent index (None: addressed to no one)

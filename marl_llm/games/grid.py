@@ -124,7 +124,7 @@ def distance_cache(free: np.ndarray, # (H, W) bool mask of walkable cells
     free = np.ascontiguousarray(free, dtype=bool)
     return _cache_for(free.tobytes(), free.shape)
 
-# %% ../../nbs/games/01_grid.ipynb #573d4d22
+# %% ../../nbs/games/01_grid.ipynb #23a6003e
 class GridParallelEnv(ParallelEnv):
     "Base for seeded, deterministic grid games over `ACTIONS` for N agents."
     metadata = {"name": "grid", "render_modes": ["text", "plotly"], "is_parallelizable": True}
@@ -152,18 +152,29 @@ class GridParallelEnv(ParallelEnv):
     def _reset(self) -> None: raise NotImplementedError
     def _step(self, joint: list[int]) -> list[float]: raise NotImplementedError
     def _observe(self, i: int) -> np.ndarray: raise NotImplementedError
-    def text(self, i: int | None = None) -> str: raise NotImplementedError
+    def text(self,
+             i: int | None = None, # the reader's agent index (None: no one's)
+            ) -> str: raise NotImplementedError
     def figure(self): raise NotImplementedError
 
-    # -- PettingZoo API -------------------------------------------------------------------
-    def observation_space(self, agent): return self._obs_space
-    def action_space(self, agent): return self._act_space
-    def _all_obs(self):
-        return {a: self._observe(i).astype(np.float32) for i, a in enumerate(self.possible_agents) if a in self.agents}
-    def render(self):
-        if self.render_mode == "plotly": return self.figure()
-        return self.text()
-    def close(self): pass
+# %% ../../nbs/games/01_grid.ipynb #64feb324
+@patch
+def observation_space(self: GridParallelEnv,
+                      agent: str, # an agent's name (all share one space)
+                     ): return self._obs_space
+@patch
+def action_space(self: GridParallelEnv,
+                 agent: str, # an agent's name (all share one space)
+                ): return self._act_space
+@patch
+def _all_obs(self: GridParallelEnv):
+    return {a: self._observe(i).astype(np.float32) for i, a in enumerate(self.possible_agents) if a in self.agents}
+@patch
+def render(self: GridParallelEnv):
+    if self.render_mode == "plotly": return self.figure()
+    return self.text()
+@patch
+def close(self: GridParallelEnv): pass
 
 # %% ../../nbs/games/01_grid.ipynb #f922f034
 @patch

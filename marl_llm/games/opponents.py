@@ -18,7 +18,7 @@ __all__ = ['Policy', 'OPPONENTS', 'random_policy', 'kuhn_equilibrium', 'kuhn_heu
            'ttt_minimax', 'negotiation_heuristic', 'tit_for_tat', 'always', 'opponent', 'act', 'play',
            'expected_returns', 'kuhn_value', 'score_table']
 
-# %% ../../nbs/games/08_opponents.ipynb #b14c9759
+# %% ../../nbs/games/08_opponents.ipynb #c99b0f63
 Policy = Callable[[StrategicGame, str], np.ndarray]
 
 def _dist(env: StrategicGame, weights: dict[str, float]) -> np.ndarray:
@@ -35,6 +35,7 @@ def random_policy(env: StrategicGame, # the game, at the agent's turn
     p = np.zeros(len(env.MOVES)); legal = env._legal(_seat(env, agent)); p[legal] = 1 / len(legal)
     return p
 
+# %% ../../nbs/games/08_opponents.ipynb #3baf366c
 def kuhn_equilibrium(alpha: float = 1 / 3, # seat 0's bluffing probability with a jack, in [0, 1/3]
                     ) -> Policy:
     "The Kuhn Poker Nash equilibrium with seat 0's bluffing parameter `alpha` in [0, 1/3]."

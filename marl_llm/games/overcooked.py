@@ -21,13 +21,14 @@ from .overcooked_layout import Recipe, Layout, load_layout, Pot, _count
 # %% auto #0
 __all__ = ['HELD_MARK', 'OvercookedEnv', 'parse_actions']
 
-# %% ../../nbs/games/03_overcooked.ipynb #2a59b9e3
+# %% ../../nbs/games/03_overcooked.ipynb #e077fdef
 _FACING = (DIRECTIONS[0], DIRECTIONS[1], DIRECTIONS[2], DIRECTIONS[3], None, None)
 _HELD_1HOT = {None: (0., 0., 0., 0.), "onion": (1., 0., 0., 0.), "tomato": (0., 1., 0., 0.),
               "dish": (0., 0., 1., 0.), "soup": (0., 0., 0., 1.)}
 _FACE_1HOT = {d: tuple(float(d == e) for e in DIRECTIONS) for d in DIRECTIONS}
 _ITEM_CHAR = {"onion": "o", "tomato": "t", "dish": "d", "soup": "s"}
 
+# %% ../../nbs/games/03_overcooked.ipynb #9fdf1b67
 class OvercookedEnv(GridParallelEnv):
     "overcooked-ai 1.1.0's rules as a seeded PettingZoo `ParallelEnv` over primitive actions for N agents."
     metadata = {**GridParallelEnv.metadata, "name": "overcooked_v0"}
@@ -59,17 +60,40 @@ class OvercookedEnv(GridParallelEnv):
         self._values, self._cook_times = dict(L.values), dict(L.cook_times)
         extra = [c for c in floor if c not in L.starts]
         self._starts = (list(L.starts) + extra)[:n]
-        # static tables: the terrain at every cell, and where each action leads from each floor cell
-        self._kind = {(x, y): c for y, row in enumerate(self.terrain) for x, c in enumerate(row)}
-        fset = set(floor)
-        self._dest = {p: tuple((add(p, m) if add(p, m) in fset else p) for m in MOVES) + (p,) for p in floor}
-        self._pairs = list(itertools.combinations(range(n), 2))
-        perm = [[(i + k) % n for k in range(n)] for i in range(n)]
-        tail = list(range(10 * n, self.obs_size))
-        self._perm = [None] + [np.array([10 * j + f for j in p for f in range(10)] + tail, dtype=np.intp) for p in perm[1:]]
-        self._obs_cache: dict = {}
-        self.dist = distance_cache(self.free)
+        self._static_tables(floor, n)
         self._reset()
+
+# %% ../../nbs/games/03_overcooked.ipynb #2d4a8150
+@patch
+def _static_tables(self: OvercookedEnv, floor: list[tuple[int, int]], n: int) -> None:
+    "The static tables: the terrain at every cell, where each action leads from each floor cell, the agent pairs and observation permutations."
+    self._kind = {(x, y): c for y, row in enumerate(self.terrain) for x, c in enumerate(row)}
+    fset = set(floor)
+    self._dest = {p: tuple((add(p, m) if add(p, m) in fset else p) for m in MOVES) + (p,) for p in floor}
+    self._pairs = list(itertools.combinations(range(n), 2))
+    perm = [[(i + k) % n for k in range(n)] for i in range(n)]
+    tail = list(range(10 * n, self.obs_size))
+    self._perm = [None] + [np.array([10 * j + f for j in p for f in range(10)] + tail, dtype=np.intp) for p in perm[1:]]
+    self._obs_cache: dict = {}
+    self.dist = distance_cache(self.free)
+
+@patch
+def _reset(self: OvercookedEnv) -> None:
+    n = len(self.possible_agents)
+    if self.random_start:
+        floor = self._cells[" "]
+        self.pos = [floor[k] for k in self.rng.choice(len(floor), size=n, replace=False)]
+    else:
+        self.pos = list(self._starts)
+    self.facing = [DIRECTIONS[0]] * n
+    self.held: list[str | None] = [None] * n
+    self.held_soup: list[Recipe | None] = [None] * n
+    self.pots: dict[tuple[int, int], Pot] = {c: Pot(c) for c in self.pot_cells}
+    self.counter_items: dict[tuple[int, int], str] = {}
+    self.counter_soups: dict[tuple[int, int], Recipe] = {}
+    self._cooking: list[Pot] = []
+    self.score, self.delivered = 0.0, 0
+    self._obs = self._potfeat = None
 
 # %% ../../nbs/games/03_overcooked.ipynb #9f677020
 @patch
@@ -94,25 +118,15 @@ def facing_cell(self: OvercookedEnv,
     "The cell agent `i` faces (the one `interact` acts on)."
     return add(self.pos[i], self.facing[i])
 
+# %% ../../nbs/games/03_overcooked.ipynb #809801cb
 @patch
-def _reset(self: OvercookedEnv) -> None:
-    n = len(self.possible_agents)
-    if self.random_start:
-        floor = self._cells[" "]
-        self.pos = [floor[k] for k in self.rng.choice(len(floor), size=n, replace=False)]
-    else:
-        self.pos = list(self._starts)
-    self.facing = [DIRECTIONS[0]] * n
-    self.held: list[str | None] = [None] * n
-    self.held_soup: list[Recipe | None] = [None] * n
-    self.pots: dict[tuple[int, int], Pot] = {c: Pot(c) for c in self.pot_cells}
-    self.counter_items: dict[tuple[int, int], str] = {}
-    self.counter_soups: dict[tuple[int, int], Recipe] = {}
-    self._cooking: list[Pot] = []
-    self.score, self.delivered = 0.0, 0
-    self._obs = self._potfeat = None
+def _start_cooking(self: OvercookedEnv, pot: Pot, i: int | None) -> None:
+    pot.tick, pot.cook_time = 0, self._cook_times[pot.recipe]
+    self._potfeat = None
+    if pot.cook_time > 0: self._cooking.append(pot)
+    self.emit("cook_started", i, pot=pot.pos, recipe=list(pot.recipe), cook_time=pot.cook_time)
 
-# %% ../../nbs/games/03_overcooked.ipynb #d801c085
+# %% ../../nbs/games/03_overcooked.ipynb #9c18b36d
 @patch
 def _step(self: OvercookedEnv, joint: list[int]) -> list[float]:
     n = len(joint)
@@ -149,14 +163,38 @@ def _step(self: OvercookedEnv, joint: list[int]) -> list[float]:
         if s: rewards = [s] * n
     return rewards
 
+# %% ../../nbs/games/03_overcooked.ipynb #2174765f
 @patch
-def _start_cooking(self: OvercookedEnv, pot: Pot, i: int | None) -> None:
-    pot.tick, pot.cook_time = 0, self._cook_times[pot.recipe]
-    self._potfeat = None
-    if pot.cook_time > 0: self._cooking.append(pot)
-    self.emit("cook_started", i, pot=pot.pos, recipe=list(pot.recipe), cook_time=pot.cook_time)
+def _interact_counter(self: OvercookedEnv, i: int, c: tuple[int, int], h: str | None) -> None:
+    "Agent `i`, holding `h`, interacts with the counter at `c`: put down on an empty one, pick up from a full one."
+    items = self.counter_items
+    if h is not None:
+        if c not in items:
+            items[c], self.held[i] = h, None
+            if h == "soup": self.counter_soups[c], self.held_soup[i] = self.held_soup[i], None
+            self.emit("item_placed_on_counter", i, item=h, pos=c)
+    elif c in items:
+        h = self.held[i] = items.pop(c)
+        if h == "soup": self.held_soup[i] = self.counter_soups.pop(c)
+        self.emit("item_picked_from_counter", i, item=h, pos=c)
 
-# %% ../../nbs/games/03_overcooked.ipynb #5ec548c4
+@patch
+def _interact_pot(self: OvercookedEnv, i: int, c: tuple[int, int], h: str | None) -> None:
+    "Agent `i`, holding `h`, interacts with the pot at `c`: start cooking, take the soup, or add an ingredient."
+    pot, self._potfeat = self.pots[c], None
+    if h is None:
+        if pot.tick < 0 and pot.ingredients and not self.old_dynamics: self._start_cooking(pot, i)
+    elif h == "dish":
+        if 0 <= pot.tick and pot.cook_time <= pot.tick:
+            self.held[i], self.held_soup[i] = "soup", pot.recipe
+            pot.ingredients, pot.tick, pot.cook_time = [], -1, 0
+            self.emit("soup_picked_up", i, pot=c, recipe=list(self.held_soup[i]))
+    elif h != "soup":                       # an ingredient
+        if pot.tick < 0 and len(pot.ingredients) < self.max_ingredients:
+            pot.ingredients.append(h); self.held[i] = None
+            self.emit(f"{h}_potted", i, pot=c, n=len(pot.ingredients))
+
+# %% ../../nbs/games/03_overcooked.ipynb #7022022b
 @patch
 def _interact(self: OvercookedEnv, i: int) -> float:
     "Agent `i` interacts with the cell it faces (see the table above); returns the delivery reward."
@@ -164,29 +202,9 @@ def _interact(self: OvercookedEnv, i: int) -> float:
     c = (x + dx, y + dy)
     k, h = self._kind.get(c), self.held[i]
     if k == "X":
-        items = self.counter_items
-        if h is not None:
-            if c not in items:
-                items[c], self.held[i] = h, None
-                if h == "soup": self.counter_soups[c], self.held_soup[i] = self.held_soup[i], None
-                self.emit("item_placed_on_counter", i, item=h, pos=c)
-        elif c in items:
-            h = self.held[i] = items.pop(c)
-            if h == "soup": self.held_soup[i] = self.counter_soups.pop(c)
-            self.emit("item_picked_from_counter", i, item=h, pos=c)
+        self._interact_counter(i, c, h)
     elif k == "P":
-        pot, self._potfeat = self.pots[c], None
-        if h is None:
-            if pot.tick < 0 and pot.ingredients and not self.old_dynamics: self._start_cooking(pot, i)
-        elif h == "dish":
-            if 0 <= pot.tick and pot.cook_time <= pot.tick:
-                self.held[i], self.held_soup[i] = "soup", pot.recipe
-                pot.ingredients, pot.tick, pot.cook_time = [], -1, 0
-                self.emit("soup_picked_up", i, pot=c, recipe=list(self.held_soup[i]))
-        elif h != "soup":                       # an ingredient
-            if pot.tick < 0 and len(pot.ingredients) < self.max_ingredients:
-                pot.ingredients.append(h); self.held[i] = None
-                self.emit(f"{h}_potted", i, pot=c, n=len(pot.ingredients))
+        self._interact_pot(i, c, h)
     elif k == "S":
         if h == "soup":
             recipe = self.held_soup[i]
@@ -274,7 +292,11 @@ def set_state(self: OvercookedEnv,
     if "rng" in d: self.rng.bit_generator.state = d["rng"]
     self._obs = self._potfeat = None
 
-# %% ../../nbs/games/03_overcooked.ipynb #562fe7bf
+# %% ../../nbs/games/03_overcooked.ipynb #c96101de
+def _recipe_str(r: Recipe) -> str:
+    return " + ".join(_count(r.count(i), i) for i in INGREDIENTS if i in r)
+
+# %% ../../nbs/games/03_overcooked.ipynb #bfa08511
 @patch
 def text(self: OvercookedEnv,
          i: int | None = None, # the reader's agent index, marked '(you)' (None: no one's)
@@ -312,6 +334,7 @@ def text(self: OvercookedEnv,
     lines.append("orders: " + "; ".join(orders))
     return "\n".join(lines)
 
+# %% ../../nbs/games/03_overcooked.ipynb #4a48e317
 HELD_MARK = {"onion": "o", "tomato": "t", "dish": "d", "soup": "s"}
 "The letter drawn after an agent's number on its marker for what it holds."
 
@@ -337,9 +360,6 @@ def figure(self: OvercookedEnv,
         tr.name = f"agent_{j}: {self.held[j] or 'empty-handed'}"
         tr.text = [f"{j}{HELD_MARK.get(self.held[j], '')}"]
     return fig
-
-def _recipe_str(r: Recipe) -> str:
-    return " + ".join(_count(r.count(i), i) for i in INGREDIENTS if i in r)
 
 # %% ../../nbs/games/03_overcooked.ipynb #1f047aba
 def parse_actions(s: str,     # e.g. 'RU IS': one letter per agent per step, steps separated by spaces

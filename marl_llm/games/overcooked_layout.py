@@ -113,7 +113,28 @@ def recipe_book(spec: Mapping,         # an overcooked-ai layout dict
     return dict(all_orders=tuple(all_orders), bonus_orders=tuple(bonus), values=values,
                 cook_times={r: int(time(r)) for r in every}, max_ingredients=max_n)
 
-# %% ../../nbs/games/02_overcooked_layout.ipynb #47cbf7e4
+# %% ../../nbs/games/02_overcooked_layout.ipynb #dea79378
+def _agent_starts(cells, name: str) -> dict[int, tuple[int, int]]:
+    "Agent number -> its (x, y) start from the digits of a parsed grid; each once, numbered 1..n without gaps."
+    h, w = cells.shape
+    found: dict[int, tuple[int, int]] = {}
+    for y in range(h):
+        for x in range(w):
+            ch = cells[y, x]
+            if ch in AGENT_DIGITS:
+                k = int(ch)
+                if k in found:
+                    raise LayoutError(f"{name}: agent {ch!r} appears twice: row {found[k][1]} column {found[k][0]} "
+                                      f"and row {y} column {x}")
+                found[k] = (x, y)
+    if not found: raise LayoutError(f"{name}: no agents; put digits 1..9 on floor cells for the start positions")
+    missing = sorted(set(range(1, max(found) + 1)) - set(found))
+    if missing:
+        raise LayoutError(f"{name}: agents {sorted(found)} are in the grid but {missing} are missing; "
+                          f"number agents 1..n without gaps")
+    return found
+
+# %% ../../nbs/games/02_overcooked_layout.ipynb #fc2b5c1c
 def parse_layout(spec: Mapping[str, Any], # an overcooked-ai layout dict
                  name: str = "layout",    # the layout's name, for error messages
                 ) -> Layout:
@@ -132,21 +153,7 @@ def parse_layout(spec: Mapping[str, Any], # an overcooked-ai layout dict
         if cells[y, x] == " " or cells[y, x] in AGENT_DIGITS:
             raise LayoutError(f"{name}: row {y} {rows[y]!r} has walkable {str(cells[y, x])!r} at column {x} on the border; "
                               f"border cells must be one of 'XPODTS'")
-    found: dict[int, tuple[int, int]] = {}
-    for y in range(h):
-        for x in range(w):
-            ch = cells[y, x]
-            if ch in AGENT_DIGITS:
-                k = int(ch)
-                if k in found:
-                    raise LayoutError(f"{name}: agent {ch!r} appears twice: row {found[k][1]} column {found[k][0]} "
-                                      f"and row {y} column {x}")
-                found[k] = (x, y)
-    if not found: raise LayoutError(f"{name}: no agents; put digits 1..9 on floor cells for the start positions")
-    missing = sorted(set(range(1, max(found) + 1)) - set(found))
-    if missing:
-        raise LayoutError(f"{name}: agents {sorted(found)} are in the grid but {missing} are missing; "
-                          f"number agents 1..n without gaps")
+    found = _agent_starts(cells, name)
     for sym in "PSD":
         if not (cells == sym).any():
             raise LayoutError(f"{name}: no {TERRAIN[sym]} ({sym!r}); every layout needs at least one")
@@ -157,7 +164,6 @@ def parse_layout(spec: Mapping[str, Any], # an overcooked-ai layout dict
     params = {k: v for k, v in spec.items() if k != "grid"}
     return Layout(name=name, grid=tuple(rows), terrain=terrain, starts=tuple(found[k] for k in sorted(found)),
                   old_dynamics=bool(spec.get("old_dynamics", False)), params=params, **book)
-
 
 # %% ../../nbs/games/02_overcooked_layout.ipynb #53a895ad
 def load_layout(layout: str | Path | Layout | Mapping, # a shipped name, a `.layout` file, a layout dict or a `Layout`

@@ -19,7 +19,6 @@ __all__ = ['CARDS', 'LINES', 'ITEMS', 'STRATEGIC_GAMES', 'KuhnPoker', 'ttt_winne
 
 # %% ../../nbs/games/07_strategic.ipynb #784aa708
 CARDS = ("jack", "queen", "king")
-
 class KuhnPoker(StrategicGame):
     "Kuhn Poker: 3 cards, antes of 1, one bet of 1; rewards are chips won."
     metadata = {**StrategicGame.metadata, "name": "kuhn_poker_v0"}
@@ -55,9 +54,11 @@ class KuhnPoker(StrategicGame):
         hist = " ".join(m for _, m in self.history) or "none"
         return f"Poker. Seat: {'first' if i == 0 else 'second'}. Card: {card}. History: {hist}."
 
-    def score(self, i): return (self.returns[i] + 2.0) / 4.0     # chips -2..+2 mapped to 0..1; 0.5 = break-even
+    def score(self,
+              i, # the seat
+             ): return (self.returns[i] + 2.0) / 4.0     # chips -2..+2 mapped to 0..1; 0.5 = break-even
 
-# %% ../../nbs/games/07_strategic.ipynb #b84a0c83
+# %% ../../nbs/games/07_strategic.ipynb #07f4a4ad
 LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
 
 def ttt_winner(board: Sequence[int], # 9 cells: 0 empty, 1 seat 0's mark, 2 seat 1's mark
@@ -67,6 +68,7 @@ def ttt_winner(board: Sequence[int], # 9 cells: 0 empty, 1 seat 0's mark, 2 seat
         if board[a] and board[a] == board[b] == board[c]: return board[a] - 1
     return -1
 
+# %% ../../nbs/games/07_strategic.ipynb #9ce9cd0c
 class TicTacToe(StrategicGame):
     "Tic-Tac-Toe on cells 1-9; win +1, loss -1, draw 0."
     metadata = {**StrategicGame.metadata, "name": "tictactoe_v0"}
@@ -96,7 +98,9 @@ class TicTacToe(StrategicGame):
                 for r in range(3)]
         return f"Tic tac toe. You: {'x' if i == 0 else 'o'}. Board: {' / '.join(rows)}."
 
-    def score(self, i):
+    def score(self,
+              i, # the seat
+             ):
         if self.forfeit is not None: return 0.0 if self.forfeit == i else 1.0
         return 0.5 + 0.5 * float(np.sign(self.returns[i]))
 
@@ -190,10 +194,11 @@ def _text(self: Negotiation, i, hide_private):
     return s
 
 @patch
-def score(self: Negotiation, i):
+def score(self: Negotiation,
+          i, # the seat
+         ):
     if self.forfeit is not None: return 0.0
     return max(0.0, self.returns[i])
-
 
 # %% ../../nbs/games/07_strategic.ipynb #fda1485a
 class RepeatedMatrixGame(StrategicGame):
@@ -260,10 +265,11 @@ def _text(self: RepeatedMatrixGame, i, hide_private):
     return f"{self.TITLE}. Round {len(self.pairs) + 1} of {self.rounds}. You: {you}. Opponent: {opp}."
 
 @patch
-def score(self: RepeatedMatrixGame, i):
+def score(self: RepeatedMatrixGame,
+          i, # the seat
+         ):
     if self.forfeit == i: return 0.0
     return max(0.0, self.returns[i]) / (self.max_payoff * self.rounds)
-
 
 # %% ../../nbs/games/07_strategic.ipynb #552dcd9f
 STRATEGIC_GAMES: dict[str, type] = {g.NAME: g for g in (KuhnPoker, TicTacToe, Negotiation, PrisonersDilemma, StagHunt)}

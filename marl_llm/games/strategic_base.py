@@ -20,7 +20,6 @@ __all__ = ['TEXT_CHARSET', 'StrategicGame']
 # %% ../../nbs/games/06_strategic_base.ipynb #643b649e
 TEXT_CHARSET = string.printable
 "Characters an observation's text may hold (gymnasium `Text` space)."
-
 class StrategicGame(AECEnv):
     "Base class of the two-player turn-based text games (PettingZoo AEC)."
     metadata = {"render_modes": ["ansi"], "name": "strategic_game_v0", "is_parallelizable": False}
@@ -44,10 +43,12 @@ class StrategicGame(AECEnv):
             "text": spaces.Text(max_length=4096, min_length=0, charset=TEXT_CHARSET)})
         self.rng = np.random.default_rng()
         self.agents = []
-
-    # -- spaces --------------------------------------------------------------------------------
-    def observation_space(self, agent): return self._obs_space
-    def action_space(self, agent): return self._act_space
+    def observation_space(self,
+                          agent, # an agent's name (both have the same space)
+                         ): return self._obs_space
+    def action_space(self,
+                     agent, # an agent's name (both have the same space)
+                    ): return self._act_space
 
     # -- hooks -----------------------------------------------------------------------------------
     def _reset_game(self): raise NotImplementedError
@@ -102,7 +103,6 @@ def observe(self: StrategicGame,
     if not self.done and self.agent_selection == agent: mask[self._legal(i)] = 1
     return {"observation": np.clip(self._vector(i), -1, 1).astype(np.float32), "action_mask": mask,
             "text": self.text(i)}
-
 @patch
 def legal_moves(self: StrategicGame,
                 agent: str | int, # an agent's name or seat index
@@ -133,7 +133,23 @@ def text(self: StrategicGame,
     if self.last_invalid[i] is not None and not self.done: s += f" Invalid: {self.last_invalid[i]}. Retry."
     return s
 
-# %% ../../nbs/games/06_strategic_base.ipynb #d2022d93
+# %% ../../nbs/games/06_strategic_base.ipynb #25de6493
+@patch
+def _pay(self: StrategicGame, r: Sequence[float]) -> None:
+    "Stage rewards (added to `returns` and this step's `rewards`)."
+    for k, a in enumerate(self.possible_agents):
+        self.rewards[a] = self.rewards.get(a, 0.0) + float(r[k]); self.returns[k] += float(r[k])
+
+@patch
+def _end(self: StrategicGame, r: Sequence[float]) -> None:
+    "Final rewards; every agent terminates."
+    self._pay(r)
+    self.done = True
+    for a in self.agents: self.terminations[a] = True
+    self.emit("result", None, returns=list(self.returns), scores=[self.score(0), self.score(1)],
+              forfeit=self.forfeit)
+
+# %% ../../nbs/games/06_strategic_base.ipynb #99e09f12
 @patch
 def step(self: StrategicGame,
          action, # the move index of the agent to move (an invalid one uses up a retry)
@@ -165,21 +181,6 @@ def step(self: StrategicGame,
         self.t += 1
     if not self.done: self.agent_selection = self.possible_agents[self._to_move()]
     self._accumulate_rewards()
-
-@patch
-def _pay(self: StrategicGame, r: Sequence[float]) -> None:
-    "Stage rewards (added to `returns` and this step's `rewards`)."
-    for k, a in enumerate(self.possible_agents):
-        self.rewards[a] = self.rewards.get(a, 0.0) + float(r[k]); self.returns[k] += float(r[k])
-
-@patch
-def _end(self: StrategicGame, r: Sequence[float]) -> None:
-    "Final rewards; every agent terminates."
-    self._pay(r)
-    self.done = True
-    for a in self.agents: self.terminations[a] = True
-    self.emit("result", None, returns=list(self.returns), scores=[self.score(0), self.score(1)],
-              forfeit=self.forfeit)
 
 # %% ../../nbs/games/06_strategic_base.ipynb #027d32eb
 @patch

@@ -98,7 +98,7 @@ def extract_choice(text: str,             # a model's completion
         if found: return found[-1]
     return None
 
-# %% ../../nbs/games/09_tasks.ipynb #3f724a98
+# %% ../../nbs/games/09_tasks.ipynb #0cf496e6
 GRADERS = ("number", "boxed", "choice")
 "How a task grades text: the last number (GSM8K, arithmetic), the last `\\boxed{}` (MATH), a letter choice (GPQA)."
 
@@ -111,7 +111,6 @@ class Task:
     steps: list[str] = field(default_factory=list)     # gold intermediate results, if known
     meta: dict = field(default_factory=dict)
     grader: str = "number"                             # one of GRADERS
-
     def __post_init__(self):
         if self.grader not in GRADERS: raise ValueError(f"task {self.id!r}: grader {self.grader!r}; valid: {list(GRADERS)}")
         if self.grader == "number":
@@ -123,20 +122,23 @@ class Task:
         elif self.grader == "choice" and not re.fullmatch(r"[A-Z]", str(self.answer).strip()):
             raise ValueError(f"task {self.id!r}: a choice answer is one capital letter, got {self.answer!r}")
         else: self.answer = str(self.answer).strip()
-
-    def extract(self, text: str) -> str | None:
+    def extract(self,
+                text: str, # a completion
+               ) -> str | None:
         "The answer `text` gives, as this task's grader reads it (None if it gives none)."
         if self.grader == "number": return extract_answer(text)
         if self.grader == "boxed": return last_boxed(text)
         return extract_choice(text)
-
-    def verify(self, text: str) -> float:
+    def verify(self,
+               text: str, # a completion
+              ) -> float:
         "1.0 if the answer extracted from `text` equals the gold answer, else 0.0."
         got = self.extract(text)
         if self.grader == "number": return float(answers_match(got, self.answer))
         if self.grader == "boxed": return float(boxed_match(got, self.answer))
         return float(got == self.answer)
 
+# %% ../../nbs/games/09_tasks.ipynb #bfd6bc50
 def score(tasks: Sequence[Task], # the tasks
           texts: Sequence[str],  # one completion per task
          ) -> float:
@@ -176,7 +178,7 @@ def gsm8k_tasks(records: Iterable[dict],       # GSM8K records (`question`, `ans
     return out
 
 
-# %% ../../nbs/games/09_tasks.ipynb #ed90fd0b
+# %% ../../nbs/games/09_tasks.ipynb #a089b32b
 def read_jsonl(path: str | Path, # a `.jsonl` file
               ) -> list[dict]:
     "The JSON objects of a `.jsonl` file, one per non-empty line (the line number is named if one is bad)."
@@ -189,6 +191,7 @@ def read_jsonl(path: str | Path, # a `.jsonl` file
                 raise ValueError(f"{str(path)!r} line {n} is not JSON: {e}") from e
     return out
 
+# %% ../../nbs/games/09_tasks.ipynb #831921c5
 def load_records(source: str | Path,        # a .jsonl file, a folder with {split}.jsonl, or a `datasets` id
                  split: str = "test",         # the split (file name in a folder)
                  config: str | None = None,   # the `datasets` config
@@ -213,6 +216,7 @@ def load_records(source: str | Path,        # a .jsonl file, a folder with {spli
     if limit is not None: ds = ds.select(range(min(limit, len(ds))))
     return [dict(r) for r in ds]
 
+# %% ../../nbs/games/09_tasks.ipynb #681fedd3
 def load_gsm8k(source: str | Path = "openai/gsm8k", # a .jsonl file, a folder with {split}.jsonl, or a `datasets` id
                split: str = "test",                 # the split
                limit: int | None = None,            # first `limit` records only
@@ -225,7 +229,7 @@ def load_gsm8k(source: str | Path = "openai/gsm8k", # a .jsonl file, a folder wi
     (e.g. `load_gsm8k("json", split="train", config=None, data_files="my.jsonl")`)."""
     return gsm8k_tasks(load_records(source, split, config, limit, **load_kwargs), template)
 
-# %% ../../nbs/games/09_tasks.ipynb #86c97eb7
+# %% ../../nbs/games/09_tasks.ipynb #09e34b2c
 MATH_TEMPLATE = "Problem: {problem}\nPut the final answer in \\boxed{{}}.\nSolution:"
 GPQA_TEMPLATE = "Question: {question}\n{choices}\nAnswer with the letter of the correct choice.\nAnswer:"
 
@@ -246,6 +250,7 @@ def math500_tasks(records: Iterable[dict],      # MATH records (`problem`, `answ
                         grader="boxed", meta={k: r[k] for k in ("subject", "level") if k in r}))
     return out
 
+# %% ../../nbs/games/09_tasks.ipynb #09a04b30
 def gpqa_tasks(records: Iterable[dict],      # GPQA records (question, correct and three incorrect answers)
                template: str = GPQA_TEMPLATE, # the prompt, with `{question}` and `{choices}` fields
                limit: int | None = None,      # first `limit` records only
@@ -265,6 +270,7 @@ def gpqa_tasks(records: Iterable[dict],      # GPQA records (question, correct a
                         id=str(r.get("Record ID", f"gpqa-{i}")), grader="choice"))
     return out
 
+# %% ../../nbs/games/09_tasks.ipynb #370dd7bc
 def load_math500(source: str | Path = "HuggingFaceH4/MATH-500", # a .jsonl file, a folder, or a `datasets` id
                  split: str = "test",        # the split
                  limit: int | None = None,   # first `limit` records only
@@ -317,7 +323,7 @@ def arithmetic_tasks(n: int,                   # tasks wanted
     xs = rng.integers(min_digit, max_digit + 1, size=(n, terms))
     return [arithmetic_task(row.tolist(), template, id=f"arith-{seed}-{i}") for i, row in enumerate(xs)]
 
-# %% ../../nbs/games/09_tasks.ipynb #ad80bf3b
+# %% ../../nbs/games/09_tasks.ipynb #483fb846
 TASK_KINDS = ("arithmetic", "gsm8k", "math500", "gpqa")
 
 @dataclass
@@ -350,6 +356,7 @@ class TextTaskConfig(RunConfig):
         if self.terms is not None and self.terms < 1: raise ConfigError(f"terms must be >= 1 or None, got {self.terms}")
         if self.sft_steps < 0: raise ConfigError(f"sft_steps must be >= 0, got {self.sft_steps}")
 
+# %% ../../nbs/games/09_tasks.ipynb #92f224dd
 _POOLS: dict = {}
 def task_pool(cfg: TextTaskConfig, # a config with task = gsm8k / math500 / gpqa and data
               split: str,          # the data set's split

@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Callable, Sequence
 
 import numpy as np
-from .core import Option, Ref, Outcome
+from .typed import Option, Ref, Outcome
 from .library import option_library
 from .env import OptionEnv, RandomOptionPolicy
 
@@ -21,7 +21,7 @@ from .env import OptionEnv, RandomOptionPolicy
 __all__ = ['IGNORED_REASONS', 'DROP_FEATURES', 'SEED_STRIDE', 'option_type', 'type_args', 'normalise_features', 'Execution',
            'episode_seeds', 'BurnInLog', 'burn_in']
 
-# %% ../../nbs/options/04_burnin.ipynb #8f6f04fe
+# %% ../../nbs/options/04_burnin.ipynb #d7cac62a
 IGNORED_REASONS: tuple[str, ...] = ("episode_end",)
 "Outcome reasons that count neither as success nor as failure (the option was cut short, not infeasible)."
 
@@ -43,6 +43,7 @@ def type_args(otype: str, # an option type, e.g. 'put(onion, pot)'
     m = re.fullmatch(r"[^(]+\((.*)\)", otype)
     return [a.strip() for a in m[1].split(",")] if m else []
 
+# %% ../../nbs/options/04_burnin.ipynb #7105fe55
 @lru_cache(maxsize=4096)
 def _norm_key(k: str, agent: int, drop: tuple) -> str | None:
     "The normalised name of feature `k` for `agent`, or None if it is dropped."
@@ -88,7 +89,10 @@ class Execution:
     @property
     def failure(self) -> bool: return self.counted and not self.success
     @classmethod
-    def from_outcome(cls, o: Outcome, seed: int = -1) -> "Execution":
+    def from_outcome(cls,
+                     o: Outcome,     # how the option ended (its start features included)
+                     seed: int = -1, # the episode's seed
+                    ) -> "Execution":
         return cls(option_type(o.option), o.label, o.agent, o.success, o.reason, normalise_features(o.features, o.agent),
                    tuple(map(str, o.option.args)), seed, o.t0)
     def to_dict(self) -> dict: return {**self.__dict__, "args": list(self.args)}

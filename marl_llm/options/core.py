@@ -1,4 +1,4 @@
-"""What every game's option library is built from: options typed and bound to objects of the state (`Option`, `Ref`), how an option ended (`Outcome` and its reason codes), one option being executed (`OptionRun`), and `OptionLibrary`, the base class with the per-game hooks and the BFS planner that walks an agent to its target.
+"""What every game's option library is built from, on top of the typed options and outcomes of `marl_llm.options.typed`: one option being executed (`OptionRun`), and `OptionLibrary`, the base class with the per-game hooks and the BFS planner that walks an agent to its target.
 
 Docs: https://marl-llm.github.io/marl_llm/options/core.html.md"""
 
@@ -6,110 +6,17 @@ Docs: https://marl-llm.github.io/marl_llm/options/core.html.md"""
 
 # %% ../../nbs/options/01_core.ipynb #ed1e7ceb
 from __future__ import annotations
-import dataclasses
-from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 from fastcore.basics import patch, patch_to
 from ..games.grid import DIRECTIONS, STAY, INTERACT, add, bfs_distances, distance_cache, DistanceCache
+from .typed import Cell, Option, WAIT, Outcome
 
 # %% auto #0
-__all__ = ['Cell', 'WAIT', 'REASONS', 'Spot', 'Ref', 'Option', 'Outcome', 'OptionRun', 'OptionLibrary']
+__all__ = ['Spot', 'OptionRun', 'OptionLibrary']
 
-# %% ../../nbs/options/01_core.ipynb #7698835a
-Cell = tuple[int, int]
-
-@dataclass(frozen=True)
-class Ref:
-    "A typed reference to one object of the state: a cell object (`pot@(3,1)`) or one of a group (`segment#1`)."
-    kind: str
-    key: Any                                  # (x, y) for cell objects, an int index for groups
-    def __post_init__(self):
-        if isinstance(self.key, list): object.__setattr__(self, "key", tuple(self.key))
-    @property
-    def xy(self) -> Cell | None:
-        "The cell of a cell object (None for groups)."
-        return self.key if isinstance(self.key, tuple) else None
-    def __str__(self) -> str:
-        return f"{self.kind}@({self.key[0]},{self.key[1]})" if isinstance(self.key, tuple) else f"{self.kind}#{self.key}"
-    __repr__ = __str__
-
-@dataclass(frozen=True)
-class Option:
-    "A typed option: a name plus arguments bound to the state (item names as `str`, objects as `Ref`)."
-    name: str
-    args: tuple = ()
-    def __post_init__(self): object.__setattr__(self, "args", tuple(self.args))
-    @property
-    def label(self) -> str:
-        "The readable form, e.g. `put(onion, pot@(3,1))`, `deliver`."
-        return self.name if not self.args else f"{self.name}({', '.join(map(str, self.args))})"
-    @property
-    def arg_types(self) -> tuple[str, ...]:
-        "The type of each argument: `item` for item names, else the object kind (`pot`, `counter`, `segment`, ...)."
-        return tuple("item" if isinstance(a, str) else a.kind if isinstance(a, Ref) else type(a).__name__ for a in self.args)
-    def ref(self,
-            kind: str | None = None, # the object kind wanted (None: any)
-           ) -> Ref | None:
-        "The first object argument (of `kind`, if given), e.g. the pot of `put(onion, pot@(2,0))`."
-        return next((a for a in self.args if isinstance(a, Ref) and (kind is None or a.kind == kind)), None)
-    def __str__(self) -> str: return self.label
-    def to_dict(self) -> dict:
-        return {"name": self.name, "args": [{"kind": a.kind, "key": list(a.key) if isinstance(a.key, tuple) else a.key}
-                                            if isinstance(a, Ref) else a for a in self.args]}
-    @classmethod
-    def from_dict(cls, d: dict) -> "Option":
-        return cls(d["name"], tuple(Ref(a["kind"], a["key"]) if isinstance(a, dict) else a for a in d["args"]))
-
-WAIT = Option("wait")
-"Stand still for the library's `wait_steps` (every game has it)."
-
-# %% ../../nbs/options/01_core.ipynb #b31b3c12
-REASONS: dict[str, str] = {
-    "ok": "the option reached its goal",
-    "precondition": "its precondition did not hold when it was chosen (e.g. hands not empty for fetch)",
-    "invalidated": "its precondition stopped holding while it ran (e.g. a partner filled the pot first)",
-    "unreachable": "no path from the agent to any cell from which it could act on its target",
-    "blocked": "other agents stood in the way for `patience` steps in a row",
-    "no_effect": "the agent interacted with its target but nothing happened",
-    "timeout": "the step budget ran out",
-    "episode_end": "the episode ended while the option ran",
-}
-"Reason codes of `Outcome.reason` and what they mean."
-
-@dataclass
-class Outcome:
-    "How an option ended: success or a failure reason code, steps used, reward collected, and the state at its start."
-    option: Option
-    agent: int
-    success: bool
-    reason: str                               # a key of REASONS ("ok" iff success)
-    steps: int                                # primitive steps the option ran (>= 1)
-    reward: float                             # the agent's reward summed over those steps
-    t0: int                                   # env step at which it started
-    features: dict = field(default_factory=dict)       # library.features(env, i, option) at the start
-    start_state: dict | None = None                     # env.get_state() at the start
-    info: dict = field(default_factory=dict)            # e.g. why the precondition failed, blocked steps
-    def __post_init__(self):
-        if self.reason not in REASONS: raise ValueError(f"unknown reason {self.reason!r}; valid: {list(REASONS)}")
-        if self.success != (self.reason == "ok"): raise ValueError(f"success={self.success} disagrees with reason {self.reason!r}")
-    @property
-    def label(self) -> str: return self.option.label
-    def __str__(self) -> str:
-        why = f" ({self.info['why']})" if "why" in self.info else ""
-        return (f"{self.label}: {'ok' if self.success else 'failed: ' + self.reason + why} "
-                f"after {self.steps} step{'s' * (self.steps != 1)}, reward {self.reward:g}")
-    def to_dict(self) -> dict:
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        d["option"], d["label"] = self.option.to_dict(), self.label
-        return d
-    @classmethod
-    def from_dict(cls, d: dict) -> "Outcome":
-        d = {k: v for k, v in d.items() if k != "label"}
-        return cls(**{**d, "option": Option.from_dict(d["option"])})
-
-# %% ../../nbs/options/01_core.ipynb #883c9d44
+# %% ../../nbs/options/01_core.ipynb #67287b5a
 class OptionRun:
     "One option being executed by agent `i`: planner memory, step budget, and the accumulating outcome."
     def __init__(self,
@@ -134,44 +41,48 @@ class OptionRun:
         self._moved_from: Cell | None = None
         lib.begin(env, i, option, self)
 
-    def act(self, env, # the grid env before the step
-           ) -> int:
-        "The next primitive action (STAY once the option has failed; `update` then reports the failure)."
-        if self.outcome is not None: raise RuntimeError(f"{self.option.label} has already ended: {self.outcome}")
-        if self.fail is None:
-            why = self.lib.pre(env, self.i, self.option)
-            if why is not None:
-                self.fail = "precondition" if self.steps == 0 else "invalidated"
-                self.info["why"] = why
-        a = STAY
-        if self.fail is None:
-            a = self.lib.act(env, self.i, self.option, self)
-            if self.fail is not None: a = STAY
-        self.interacted = a == INTERACT
-        return a
+# %% ../../nbs/options/01_core.ipynb #6c21f1c7
+@patch
+def act(self: OptionRun,
+        env, # the grid env before the step
+       ) -> int:
+    "The next primitive action (STAY once the option has failed; `update` then reports the failure)."
+    if self.outcome is not None: raise RuntimeError(f"{self.option.label} has already ended: {self.outcome}")
+    if self.fail is None:
+        why = self.lib.pre(env, self.i, self.option)
+        if why is not None:
+            self.fail = "precondition" if self.steps == 0 else "invalidated"
+            self.info["why"] = why
+    a = STAY
+    if self.fail is None:
+        a = self.lib.act(env, self.i, self.option, self)
+        if self.fail is not None: a = STAY
+    self.interacted = a == INTERACT
+    return a
+@patch
+def update(self: OptionRun,
+           env,                # the grid env after the step
+           reward: float,      # the agent's reward for the step
+           done: bool = False, # the episode ended with this step
+          ) -> Outcome | None:
+    "Account one primitive step; return the `Outcome` if the option has ended."
+    self.steps += 1; self.reward += float(reward)
+    if self.fail is not None: return self._end(self.fail)
+    r = self.lib.progress(env, self.i, self.option, self)
+    if r is True: return self._end("ok")
+    if isinstance(r, str): return self._end(r)
+    if self.steps >= self.budget: return self._end("timeout")
+    if done: return self._end("episode_end")
+    return None
 
-    def update(self,
-               env,                # the grid env after the step
-               reward: float,      # the agent's reward for the step
-               done: bool = False, # the episode ended with this step
-              ) -> Outcome | None:
-        "Account one primitive step; return the `Outcome` if the option has ended."
-        self.steps += 1; self.reward += float(reward)
-        if self.fail is not None: return self._end(self.fail)
-        r = self.lib.progress(env, self.i, self.option, self)
-        if r is True: return self._end("ok")
-        if isinstance(r, str): return self._end(r)
-        if self.steps >= self.budget: return self._end("timeout")
-        if done: return self._end("episode_end")
-        return None
+@patch
+def _end(self: OptionRun, reason: str) -> Outcome:
+    if self.blocked_steps: self.info["blocked_steps"] = self.blocked_steps
+    self.outcome = Outcome(self.option, self.i, reason == "ok", reason, self.steps, self.reward, self.t0,
+                           self.features, self.start_state, self.info)
+    return self.outcome
 
-    def _end(self, reason: str) -> Outcome:
-        if self.blocked_steps: self.info["blocked_steps"] = self.blocked_steps
-        self.outcome = Outcome(self.option, self.i, reason == "ok", reason, self.steps, self.reward, self.t0,
-                               self.features, self.start_state, self.info)
-        return self.outcome
-
-# %% ../../nbs/options/01_core.ipynb #4a99cc97
+# %% ../../nbs/options/01_core.ipynb #63a75de7
 Spot = tuple[Cell, "Cell | None"]
 
 class OptionLibrary:
@@ -188,27 +99,64 @@ class OptionLibrary:
         self.wait_steps, self.patience = wait_steps, patience
         self.budgets = {"wait": wait_steps, **(budgets or {})}
 
-    # -- what each game writes --------------------------------------------------------------
-    def menu(self, env, i: int) -> list[Option]:
-        "Every typed option bound to an object of the current state (not filtered for feasibility)."
-        raise NotImplementedError
-    def spots(self, env, i: int, opt: Option) -> list[Spot]:
-        "Where the option acts from: `(cell, facing)` pairs (facing None: stand on the cell)."
-        return []
-    def pre(self, env, i: int, opt: Option) -> str | None:
-        "Why `opt` cannot run now (a short phrase), or None if its precondition holds."
-        return None
-    def effect(self, env, i: int, opt: Option, run: OptionRun) -> bool:
-        "Has the option reached its goal (checked after every primitive step)?"
-        return False
-    def begin(self, env, i: int, opt: Option, run: OptionRun) -> None:
-        "Note what the option needs to remember from its start (e.g. a counter) in `run.memo`."
-    def state_features(self, env, i: int) -> dict:
-        "Game features of the state from agent `i`'s side."
-        return {}
-    def arg_features(self, env, i: int, opt: Option) -> dict:
-        "Features of the objects `opt`'s arguments are bound to."
-        return {}
+# %% ../../nbs/options/01_core.ipynb #72f0cc5f
+@patch
+def menu(self: OptionLibrary,
+         env,    # the grid env
+         i: int, # the agent's index
+        ) -> list[Option]:
+    "Every typed option bound to an object of the current state (not filtered for feasibility)."
+    raise NotImplementedError
+@patch
+def spots(self: OptionLibrary,
+          env,         # the grid env
+          i: int,      # the agent's index
+          opt: Option, # a bound option
+         ) -> list[Spot]:
+    "Where the option acts from: `(cell, facing)` pairs (facing None: stand on the cell)."
+    return []
+@patch
+def pre(self: OptionLibrary,
+        env,         # the grid env
+        i: int,      # the agent's index
+        opt: Option, # a bound option
+       ) -> str | None:
+    "Why `opt` cannot run now (a short phrase), or None if its precondition holds."
+    return None
+
+# %% ../../nbs/options/01_core.ipynb #26241e8e
+@patch
+def effect(self: OptionLibrary,
+           env,            # the grid env, after a step
+           i: int,         # the agent's index
+           opt: Option,    # the running option
+           run: OptionRun, # its run state
+          ) -> bool:
+    "Has the option reached its goal (checked after every primitive step)?"
+    return False
+@patch
+def begin(self: OptionLibrary,
+          env,            # the grid env at the option's start
+          i: int,         # the agent's index
+          opt: Option,    # the option starting
+          run: OptionRun, # its run state (`run.memo` is the place to note things)
+         ) -> None:
+    "Note what the option needs to remember from its start (e.g. a counter) in `run.memo`."
+@patch
+def state_features(self: OptionLibrary,
+                   env,    # the grid env
+                   i: int, # the agent's index
+                  ) -> dict:
+    "Game features of the state from agent `i`'s side."
+    return {}
+@patch
+def arg_features(self: OptionLibrary,
+                 env,         # the grid env
+                 i: int,      # the agent's index
+                 opt: Option, # a bound option
+                ) -> dict:
+    "Features of the objects `opt`'s arguments are bound to."
+    return {}
 
 # %% ../../nbs/options/01_core.ipynb #c38d4900
 @patch
@@ -303,7 +251,7 @@ def progress(self: OptionLibrary,
     if run.interacted: return "no_effect"
     return None
 
-# %% ../../nbs/options/01_core.ipynb #042208a3
+# %% ../../nbs/options/01_core.ipynb #c3a4323f
 @patch_to(OptionLibrary, static_method=True)
 def facing_spots(env,                    # the grid env (its `free` mask)
                  targets: Sequence[Cell], # (x, y) cells to face
@@ -324,42 +272,7 @@ def others(env,    # the grid env
     "Cells held by the other agents."
     return {tuple(p) for j, p in enumerate(env.pos) if j != i}
 
-@patch
-def approach(self: OptionLibrary,
-             env,                   # the grid env
-             i: int,                # the agent's index
-             run: OptionRun,        # the option's run state (distance cache, stuck counters)
-             spots: Sequence[Spot], # (cell, facing) pairs to reach; facing None: any
-             at: int = INTERACT,    # the action to take once on a spot and facing right
-            ) -> int:
-    "A primitive action that brings agent `i` to the nearest spot and turns it to the spot's facing; `at` once there."
-    pos, dc, others = tuple(env.pos[i]), run.dc, self.others(env, i)
-    if run._moved_from is not None:                 # did our last move happen? if not, someone was in the way
-        if pos == run._moved_from: run.stuck += 1; run.blocked_steps += 1
-        else: run.stuck = 0
-        run._moved_from = None
-    here = [f for s, f in spots if s == pos]
-    if here:
-        if None in here or tuple(env.facing[i]) in here: return at
-        return DIRECTIONS.index(here[0])            # the faced cell cannot be entered: moving there only turns
-    best = None
-    for s, _ in spots:
-        d = dc.dist(pos, s)
-        if d >= 0 and (best is None or (s in others, d) < best[0]): best = ((s in others, d), s)
-    if best is None:
-        run.fail, run.info["why"] = "unreachable", "no reachable spot to act from"
-        return STAY
-    a = dc.next_step(pos, best[1], others) if run.stuck == 0 and not best[0][0] else None
-    if a is None:                                   # the shortest way is taken: route around the agents
-        a = self.detour(env, pos, [s for s, _ in spots], others)
-        if a is not None and run.stuck and (run.stuck + i) % 2: a = None   # after a collision, take turns
-    if a is None:
-        run.stuck += 1; run.blocked_steps += 1
-        if run.stuck >= self.patience: run.fail = "blocked"
-        return STAY
-    run._moved_from = pos
-    return a
-
+# %% ../../nbs/options/01_core.ipynb #ff83798c
 @patch_to(OptionLibrary, static_method=True)
 def detour(env,                   # the grid env (its `free` mask)
            pos: Cell,             # the agent's cell
@@ -381,3 +294,50 @@ def detour(env,                   # the grid env (its `free` mask)
         n = add(pos, dv)
         if 0 <= n[0] < w and 0 <= n[1] < h and 0 <= back[n[1], n[0]] < back[pos[1], pos[0]]: return a
     return None
+
+# %% ../../nbs/options/01_core.ipynb #7b631c77
+def _note_move(run: OptionRun, pos: Cell) -> None:
+    "Count a blocked step if the agent's last move did not happen (it is still on the cell it moved from)."
+    if run._moved_from is not None:
+        if pos == run._moved_from: run.stuck += 1; run.blocked_steps += 1
+        else: run.stuck = 0
+        run._moved_from = None
+
+def _nearest_spot(dc: DistanceCache, pos: Cell, spots: Sequence[Spot], others: set[Cell]):
+    "`((held by another agent, BFS steps), cell)` of the nearest reachable spot, free spots first; None if none is reachable."
+    best = None
+    for s, _ in spots:
+        d = dc.dist(pos, s)
+        if d >= 0 and (best is None or (s in others, d) < best[0]): best = ((s in others, d), s)
+    return best
+
+# %% ../../nbs/options/01_core.ipynb #d06e6387
+@patch
+def approach(self: OptionLibrary,
+             env,                   # the grid env
+             i: int,                # the agent's index
+             run: OptionRun,        # the option's run state (distance cache, stuck counters)
+             spots: Sequence[Spot], # (cell, facing) pairs to reach; facing None: any
+             at: int = INTERACT,    # the action to take once on a spot and facing right
+            ) -> int:
+    "A primitive action that brings agent `i` to the nearest spot and turns it to the spot's facing; `at` once there."
+    pos, dc, others = tuple(env.pos[i]), run.dc, self.others(env, i)
+    _note_move(run, pos)                            # did our last move happen? if not, someone was in the way
+    here = [f for s, f in spots if s == pos]
+    if here:
+        if None in here or tuple(env.facing[i]) in here: return at
+        return DIRECTIONS.index(here[0])            # the faced cell cannot be entered: moving there only turns
+    best = _nearest_spot(dc, pos, spots, others)
+    if best is None:
+        run.fail, run.info["why"] = "unreachable", "no reachable spot to act from"
+        return STAY
+    a = dc.next_step(pos, best[1], others) if run.stuck == 0 and not best[0][0] else None
+    if a is None:                                   # the shortest way is taken: route around the agents
+        a = self.detour(env, pos, [s for s, _ in spots], others)
+        if a is not None and run.stuck and (run.stuck + i) % 2: a = None   # after a collision, take turns
+    if a is None:
+        run.stuck += 1; run.blocked_steps += 1
+        if run.stuck >= self.patience: run.fail = "blocked"
+        return STAY
+    run._moved_from = pos
+    return a

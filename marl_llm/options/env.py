@@ -15,7 +15,7 @@ import numpy as np
 from fastcore.basics import patch
 from ..core.records import Turn, Episode
 from ..games.grid import ACTIONS
-from .core import Option, Outcome, WAIT
+from .typed import Option, Outcome, WAIT
 from .library import game_spec, make_game, option_library
 
 # %% auto #0
@@ -46,7 +46,9 @@ class Decision:
     def steps(self) -> int:
         "Primitive steps since the agent's last decision (the duration of its last option)."
         return len(self.rewards)
-    def discounted(self, gamma: float) -> float:
+    def discounted(self,
+                   gamma: float, # the per-step discount
+                  ) -> float:
         "Semi-MDP reward of the option just ended, `sum_k gamma^k r_k`; the value after it is discounted by `gamma**steps`."
         return float(sum(r * gamma ** k for k, r in enumerate(self.rewards)))
     @property
@@ -175,34 +177,13 @@ def step(self: OptionEnv,
     self.pending = sorted((d for d in out if not d.done), key=lambda d: d.key)
     return out
 
-# %% ../../nbs/options/03_env.ipynb #5c5f6fb9
+# %% ../../nbs/options/03_env.ipynb #2eff99c6
 @patch
 def _frame(self: OptionEnv, b: int) -> dict:
     return {"t": int(self.envs[b].t), "state": self.envs[b].get_state(),
             "options": [r.option.label if r is not None and r.outcome is None else None for r in self.runs[b]],
             "menus": [d.labels if d is not None and not d.done else [] for d in self._last[b]],
             "probs": list(self._probs[b]), "returns": self.returns[b].tolist()}
-
-@patch
-def _advance(self: OptionEnv, b: int) -> list[Decision]:
-    env, runs, names = self.envs[b], self.runs[b], self.agents
-    while True:
-        if self.record: self._rec[b].frames.append(self._frame(b))
-        _, rew, term, trunc, _ = env.step({names[i]: r.act(env) for i, r in enumerate(runs)})
-        self.stats["steps"] += 1
-        done = not env.agents or all(term.values()) or all(trunc.values())
-        ended = []
-        for i, r in enumerate(runs):
-            x = float(rew.get(names[i], 0.0))
-            self._acc[b][i].append(x); self.returns[b, i] += x
-            o = r.update(env, x, done)
-            if o is not None: ended.append(i); self._ended(b, i, o, done)
-        if done:
-            self.done[b] = True
-            out = [self._decision(b, i, runs[i].outcome, done=True) for i in range(len(runs))]
-            if self.record: self._finish(b)
-            return out
-        if ended: return [self._decision(b, i, runs[i].outcome) for i in ended]
 
 @patch
 def _ended(self: OptionEnv, b: int, i: int, o: Outcome, done: bool) -> None:
@@ -223,6 +204,28 @@ def _finish(self: OptionEnv, b: int) -> None:
     self.episodes.append(ep)
     if all(self.done):                              # the batch is over: its episodes in env order
         self.episodes[-self.n_envs:] = sorted(self.episodes[-self.n_envs:], key=lambda e: e.meta["env"])
+
+# %% ../../nbs/options/03_env.ipynb #9abb8464
+@patch
+def _advance(self: OptionEnv, b: int) -> list[Decision]:
+    env, runs, names = self.envs[b], self.runs[b], self.agents
+    while True:
+        if self.record: self._rec[b].frames.append(self._frame(b))
+        _, rew, term, trunc, _ = env.step({names[i]: r.act(env) for i, r in enumerate(runs)})
+        self.stats["steps"] += 1
+        done = not env.agents or all(term.values()) or all(trunc.values())
+        ended = []
+        for i, r in enumerate(runs):
+            x = float(rew.get(names[i], 0.0))
+            self._acc[b][i].append(x); self.returns[b, i] += x
+            o = r.update(env, x, done)
+            if o is not None: ended.append(i); self._ended(b, i, o, done)
+        if done:
+            self.done[b] = True
+            out = [self._decision(b, i, runs[i].outcome, done=True) for i in range(len(runs))]
+            if self.record: self._finish(b)
+            return out
+        if ended: return [self._decision(b, i, runs[i].outcome) for i in ended]
 
 # %% ../../nbs/options/03_env.ipynb #8de9596e
 class RandomOptionPolicy:

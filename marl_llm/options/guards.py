@@ -14,7 +14,7 @@ from typing import Sequence
 
 import numpy as np
 from fastcore.basics import patch
-from .core import Option
+from .typed import Option
 from .library import GAMES, game_spec, option_library
 # burn-in and the predicate vocabulary live in their own modules
 from .burnin import option_type, normalise_features
@@ -22,8 +22,7 @@ from .burnin import Execution, BurnInLog, burn_in
 from .predicates import Predicate, Literal, Vocabulary, game_vocabulary
 
 # %% auto #0
-__all__ = ['GUARDS_FORMAT', 'REPORT_COLUMNS', 'Guard', 'GuardSet', 'synthesize', 'audit', 'evaluate', 'all_layouts',
-           'guards_report', 'report_table', 'report_figure', 'guards_figure', 'guards_cli']
+__all__ = ['GUARDS_FORMAT', 'Guard', 'GuardSet', 'synthesize', 'audit', 'evaluate', 'guards_cli']
 
 # %% ../../nbs/options/06_guards.ipynb #e9ec49c6
 @dataclass
@@ -34,7 +33,9 @@ class Guard:
     explains: int = 0                         # burn-in failures it explained (greedy order: not explained by earlier guards)
     reasons: dict = field(default_factory=dict)   # those failures by reason
     hides: int = 0                            # burn-in successes it hides (0 by construction)
-    def holds(self, f: dict) -> bool:
+    def holds(self,
+              f: dict, # normalised start features of an option
+             ) -> bool:
         "Does the guard allow the option with start features `f`? (A literal over an absent feature does not veto.)"
         return all(lit(f) is not False for lit in self.requires)
     @property
@@ -44,7 +45,10 @@ class Guard:
         return {"option": self.option, "requires": [lit.name for lit in self.requires], "text": str(self),
                 "explains": self.explains, "reasons": dict(self.reasons), "hides": self.hides}
     @classmethod
-    def from_dict(cls, d: dict, vocabulary: Vocabulary | None = None) -> "Guard":
+    def from_dict(cls,
+                  d: dict,                              # `to_dict()` output
+                  vocabulary: Vocabulary | None = None, # the predicates allowed (None: any parsable literal)
+                 ) -> "Guard":
         parse = vocabulary.check if vocabulary is not None else Literal.parse
         return cls(d["option"], tuple(parse(s) for s in d["requires"]), d.get("explains", 0), d.get("reasons", {}), d.get("hides", 0))
 
@@ -59,23 +63,26 @@ class GuardSet:
         self.message, self.meta, self.vocabulary, self._library = message, dict(meta or {}), vocabulary, library
         self.by_type: dict[str, list[Guard]] = {}
         for g in self.guards: self.by_type.setdefault(g.option, []).append(g)
-
     @property
     def library(self):
         "The option library whose `features` the guards read (the game's default library unless set)."
         if self._library is None: self._library = option_library(self.game)
         return self._library
     @library.setter
-    def library(self, lib): self._library = lib
-
-    def allows(self, otype: str, f: dict) -> bool:
+    def library(self,
+                lib, # the option library to read features from
+               ): self._library = lib
+    def allows(self,
+               otype: str, # an option type (`option_type(option)`)
+               f: dict,    # normalised start features
+              ) -> bool:
         "Do the guards of option type `otype` hold on normalised start features `f`?"
         return all(g.holds(f) for g in self.by_type.get(otype, ()))
-
-    def hides(self, e: Execution) -> bool:
+    def hides(self,
+              e: Execution, # a logged execution
+             ) -> bool:
         "Would the guards have kept this logged execution's option off the menu?"
         return not self.allows(e.type, e.features)
-
     def __call__(self, env, i: int, menu: Sequence[Option]) -> list[Option]:
         "The menu filter: keep the options of `menu` whose guards hold in `env`'s current state for agent `i`."
         out = []
@@ -83,7 +90,6 @@ class GuardSet:
             t = option_type(opt)
             if t not in self.by_type or self.allows(t, normalise_features(self.library.features(env, i, opt), i)): out.append(opt)
         return out
-
 
 # %% ../../nbs/options/06_guards.ipynb #5c99197a
 @patch
@@ -156,7 +162,7 @@ def load(cls: GuardSet,
     return cls.from_dict(d, game, layout, vocabulary, source=str(path))
 
 
-# %% ../../nbs/options/06_guards.ipynb #580e0ce6
+# %% ../../nbs/options/06_guards.ipynb #46c89fd6
 def _literal_matrix(execs: Sequence[Execution], preds: Sequence[Predicate]) -> tuple[np.ndarray, np.ndarray]:
     "Truth (N, 2P) of every literal (predicates, then negations) on every execution, and availability (N, P) of each predicate's feature."
     N, P = len(execs), len(preds)
@@ -174,6 +180,47 @@ def _literal_matrix(execs: Sequence[Execution], preds: Sequence[Predicate]) -> t
             truth[:, j], avail[:, j] = t & a, a
     return np.concatenate([truth, ~truth & avail], 1), avail
 
+# %% ../../nbs/options/06_guards.ipynb #16ec0f5a
+def _best_candidate(F: np.ndarray, remaining: np.ndarray, ok_pair: np.ndarray, sup: np.ndarray) -> tuple:
+    "The candidate (literal or allowed pair of the valid literals) explaining most `remaining` failures of `F`: (explained, size, support, literal positions)."
+    Fr = F[remaining].astype(np.float32)
+    R = int(remaining.sum())
+    both = Fr.T @ Fr                                            # remaining failures where both literals hold
+    expl = R - np.rint(both).astype(int)                        # ... where the conjunction is false
+    single = np.diag(expl)
+    cands = [(int(single[a]), 1, float(sup[a, a]), (a,)) for a in range(F.shape[1])]
+    ia, ib = np.nonzero(ok_pair & (expl > single[:, None]) & (expl > single[None, :]))
+    cands += [(int(expl[a, b]), 2, float(sup[a, b]), (a, b)) for a, b in zip(ia, ib)]
+    return max(cands, key=lambda c: (c[0], -c[1], c[2], [-x for x in c[3]]))
+
+# %% ../../nbs/options/06_guards.ipynb #a9001f31
+def _type_guards(t: str, execs, preds, L: np.ndarray, A2: np.ndarray, support: np.ndarray, key_of: np.ndarray,
+                 types: np.ndarray, succ: np.ndarray, m: int, pairs: bool) -> list[Guard]:
+    "The guards greedily adopted for option type `t` (see `synthesize`)."
+    P, guards = len(preds), []
+    rows = types == t
+    usable = A2[rows].all(0)                                        # features every execution of the type has
+    valid = np.flatnonzero(usable & L[rows & succ].all(0))          # (b) for single literals
+    fails = np.flatnonzero(rows & ~succ)
+    if len(fails) < m or not len(valid): return guards
+    F = L[np.ix_(fails, valid)]
+    ok_pair = (key_of[valid][:, None] != key_of[valid][None, :]) & pairs
+    ok_pair &= np.triu(np.ones((len(valid),) * 2, bool), 1)
+    sup = support[np.ix_(valid, valid)]
+    remaining = np.ones(len(fails), bool)
+    while remaining.sum() >= m:
+        best = _best_candidate(F, remaining, ok_pair, sup)
+        if best[0] < m: break
+        lits = [valid[a] for a in best[3]]
+        hit = remaining & ~F[:, list(best[3])].all(1)               # remaining failures the guard explains
+        reasons = Counter(execs[fails[k]].reason for k in np.flatnonzero(hit))
+        lit_objs = tuple(Literal(preds[int(j) % P], bool(j < P)) for j in lits)
+        hides = int((rows & succ & ~L[:, lits].all(1)).sum())
+        guards.append(Guard(t, lit_objs, int(hit.sum()), dict(reasons.most_common()), hides))
+        remaining &= ~hit
+    return guards
+
+# %% ../../nbs/options/06_guards.ipynb #da55e83e
 def synthesize(log: BurnInLog,                       # a burn-in's executions
                m: int = 3,                           # failures a guard must explain to be adopted
                vocabulary: Vocabulary | None = None, # the predicates (None: from the log's features)
@@ -189,7 +236,6 @@ def synthesize(log: BurnInLog,                       # a burn-in's executions
                         "the guard set is empty", meta, vocabulary)
     vocab = vocabulary if vocabulary is not None else Vocabulary.from_features(e.features for e in execs)
     preds = vocab.predicates()
-    P = len(preds)
     L, A = _literal_matrix(execs, preds)
     A2 = np.concatenate([A, A], 1)
     Lf, Af = L.astype(np.float32), A2.astype(np.float32)
@@ -198,34 +244,7 @@ def synthesize(log: BurnInLog,                       # a burn-in's executions
     types = np.array([e.type for e in execs]); succ = np.array([e.success for e in execs])
     guards = []
     for t in sorted(set(types)):
-        rows = types == t
-        usable = A2[rows].all(0)                                        # features every execution of the type has
-        valid = np.flatnonzero(usable & L[rows & succ].all(0))          # (b) for single literals
-        fails = np.flatnonzero(rows & ~succ)
-        if len(fails) < m or not len(valid): continue
-        F = L[np.ix_(fails, valid)]
-        ok_pair = (key_of[valid][:, None] != key_of[valid][None, :]) & pairs
-        ok_pair &= np.triu(np.ones((len(valid),) * 2, bool), 1)
-        sup = support[np.ix_(valid, valid)]
-        remaining = np.ones(len(fails), bool)
-        while remaining.sum() >= m:
-            Fr = F[remaining].astype(np.float32)
-            R = int(remaining.sum())
-            both = Fr.T @ Fr                                            # remaining failures where both literals hold
-            expl = R - np.rint(both).astype(int)                        # ... where the conjunction is false
-            single = np.diag(expl)
-            cands = [(int(single[a]), 1, float(sup[a, a]), (a,)) for a in range(len(valid))]
-            ia, ib = np.nonzero(ok_pair & (expl > single[:, None]) & (expl > single[None, :]))
-            cands += [(int(expl[a, b]), 2, float(sup[a, b]), (a, b)) for a, b in zip(ia, ib)]
-            best = max(cands, key=lambda c: (c[0], -c[1], c[2], [-x for x in c[3]]))
-            if best[0] < m: break
-            lits = [valid[a] for a in best[3]]
-            hit = remaining & ~F[:, list(best[3])].all(1)               # remaining failures the guard explains
-            reasons = Counter(execs[fails[k]].reason for k in np.flatnonzero(hit))
-            lit_objs = tuple(Literal(preds[int(j) % P], bool(j < P)) for j in lits)
-            hides = int((rows & succ & ~L[:, lits].all(1)).sum())
-            guards.append(Guard(t, lit_objs, int(hit.sum()), dict(reasons.most_common()), hides))
-            remaining &= ~hit
+        guards += _type_guards(t, execs, preds, L, A2, support, key_of, types, succ, m, pairs)
     msg = "" if guards else f"no candidate explains {m} or more failures while hiding no success: the guard set is empty"
     meta["explained"] = sum(g.explains for g in guards)
     return GuardSet(log.game, log.layout, guards, m, msg, meta, vocab)
@@ -260,84 +279,7 @@ def evaluate(guards: GuardSet,               # the guards (their game, layout an
             "fallbacks": after.stats.get("empty_menu_fallbacks", 0), "decisions_before": before.stats.get("decisions", 0),
             "decisions_after": after.stats.get("decisions", 0), "fresh_seeds": list(seeds), "fresh_episodes": episodes}
 
-# %% ../../nbs/options/06_guards.ipynb #a660ba3a
-def all_layouts(games: Sequence[str] | None = None, # game names (None: every registered game)
-               ) -> list[tuple[str, str]]:
-    "Every shipped `(game, layout)` of the registered games (or of `games`)."
-    return [(g, L) for g in (games or GAMES) for L in game_spec(g).layouts()]
-
-def guards_report(games_layouts: Sequence[tuple[str, str]] | None = None, # (game, layout) pairs (None: all shipped)
-                  episodes: int = 40,                   # burn-in episodes per seed
-                  seeds: Sequence[int] = (0,),          # burn-in base seeds
-                  fresh_seeds: Sequence[int] = (1000,), # evaluation base seeds (disjoint from `seeds`)
-                  fresh_episodes: int | None = None,    # evaluation episodes per seed (None: `episodes`)
-                  m: int = 3,                           # `synthesize`'s m
-                  horizon: int | None = None,           # steps per episode (None: the env's default)
-                  n_envs: int = 8,                      # episodes played together
-                  progress: bool = False,               # show progress bars
-                 ) -> list[dict]:
-    "Burn in, synthesise and audit guards for each `(game, layout)` (default: all shipped); one row of results each."
-    if set(seeds) & set(fresh_seeds): raise ValueError(f"fresh_seeds {list(fresh_seeds)} must not overlap seeds {list(seeds)}")
-    rows = []
-    for g, L in (games_layouts or all_layouts()):
-        log = burn_in(g, L, episodes=episodes, seeds=seeds, horizon=horizon, n_envs=n_envs, progress=progress, desc=f"{g}/{L}")
-        gs = synthesize(log, m=m)
-        a = audit(gs, log)
-        ev = evaluate(gs, episodes=fresh_episodes or episodes, seeds=fresh_seeds, horizon=horizon, n_envs=n_envs)
-        rows.append({"game": g, "layout": log.layout, "episodes": len(log.seeds), "executions": len(log.counted),
-                     "failures": a["failures"], "guards": len(gs), "explained": a["explained"],
-                     "explained_frac": a["explained_frac"], "hidden_burnin": a["hidden"],
-                     **{k: ev[k] for k in ("rate_before", "rate_after", "fresh_successes", "fresh_hidden",
-                                           "fresh_hidden_frac", "fresh_hidden_by_type", "failures_after_by_reason", "fallbacks")},
-                     "guard_set": gs})
-    return rows
-
-REPORT_COLUMNS = [("game", "game", "{}"), ("layout", "layout", "{}"), ("episodes", "episodes", "{}"),
-                  ("guards", "#guards", "{}"), ("failures", "failures", "{}"), ("explained", "explained", "{}"),
-                  ("hidden_burnin", "hidden (burn-in)", "{}"), ("rate_before", "fail rate before", "{:.1%}"),
-                  ("rate_after", "after", "{:.1%}"), ("fresh_hidden", "hidden (fresh)", "{}"),
-                  ("fresh_successes", "fresh successes", "{}"), ("fresh_hidden_frac", "hidden frac (fresh)", "{:.2%}")]
-
-def report_table(rows: Sequence[dict],   # `guards_report` rows
-                 markdown: bool = False, # a markdown table instead of aligned text
-                ) -> str:
-    "The report rows as a text (or markdown) table."
-    head = [h for _, h, _ in REPORT_COLUMNS]
-    body = [[f.format(r[k]) for k, _, f in REPORT_COLUMNS] for r in rows]
-    if markdown:
-        return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(b) + " |" for b in body])
-    w = [max(len(h), *(len(b[j]) for b in body)) if body else len(h) for j, h in enumerate(head)]
-    return "\n".join("  ".join(c.rjust(w[j]) if j > 1 else c.ljust(w[j]) for j, c in enumerate(line)) for line in [head, *body])
-
-def report_figure(rows: Sequence[dict], # `guards_report` rows
-                 ):
-    "Plotly figure: random-policy failure rate before and after guards per layout, and the share of fresh successes hidden."
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
-    x = [f"{r['game']}/{r['layout']}" for r in rows]
-    fig = make_subplots(rows=1, cols=2, column_widths=[0.62, 0.38], horizontal_spacing=0.12,
-                        subplot_titles=("random policy: option failure rate", "fresh seeds: successes hidden"))
-    fig.add_trace(go.Bar(x=x, y=[r["rate_before"] for r in rows], name="unguarded", marker_color="#d62728"), 1, 1)
-    fig.add_trace(go.Bar(x=x, y=[r["rate_after"] for r in rows], name="guarded", marker_color="#2ca02c"), 1, 1)
-    fig.add_trace(go.Bar(x=x, y=[r["fresh_hidden_frac"] for r in rows], name="hidden / successes", marker_color="#9467bd",
-                         text=[f"{r['fresh_hidden']}/{r['fresh_successes']}" for r in rows], textposition="outside"), 1, 2)
-    fig.add_hline(y=0.01, line_dash="dash", line_color="grey", annotation_text="1%", row=1, col=2)
-    fig.update_yaxes(tickformat=".0%", row=1, col=1); fig.update_yaxes(tickformat=".1%", rangemode="tozero", row=1, col=2)
-    fig.update_layout(barmode="group", width=950, height=420, title="synthesised feasibility guards, per layout")
-    return fig
-
-def guards_figure(gs: GuardSet, # synthesised guards
-                 ):
-    "Plotly figure: the burn-in failures each guard of `gs` explains, by failure reason."
-    import plotly.graph_objects as go
-    names = [str(g) for g in gs][::-1]
-    reasons = sorted({r for g in gs for r in g.reasons})
-    fig = go.Figure([go.Bar(y=names, x=[g.reasons.get(r, 0) for g in list(gs)[::-1]], name=r, orientation="h") for r in reasons])
-    fig.update_layout(barmode="stack", title=f"{gs.game}/{gs.layout}: burn-in failures explained per guard (hides 0 successes)",
-                      xaxis_title="failures explained", width=950, height=120 + 28 * len(names), margin=dict(l=20))
-    return fig
-
-# %% ../../nbs/options/06_guards.ipynb #025e543a
+# %% ../../nbs/options/06_guards.ipynb #f80ad2dd
 def _check_writable(path) -> None:
     "Raise a one-line OSError if `path` cannot be created (its folder missing, read-only or full)."
     p = Path(path)
@@ -348,9 +290,9 @@ def _check_writable(path) -> None:
     except OSError as e:
         raise OSError(e.errno, f"cannot write {str(p)!r}: {e.strerror}") from None
 
-def guards_cli(argv: list[str] | None = None, # the command's arguments (None: `sys.argv[1:]`)
-              ) -> int:
-    "`marl-llm guards`: synthesise feasibility guards from random burn-in rollouts, audit them, write them as JSON."
+# %% ../../nbs/options/06_guards.ipynb #34451347
+def _guards_parser() -> argparse.ArgumentParser:
+    "The argument parser of `marl-llm guards`."
     p = argparse.ArgumentParser(prog="marl-llm guards", description="Synthesise feasibility guards for the option layer from "
                                 "random burn-in rollouts; audit them on fresh seeds; write them as JSON.")
     p.add_argument("--game", default="overcooked", choices=sorted(GAMES), help="the game (default: overcooked)")
@@ -366,7 +308,13 @@ def guards_cli(argv: list[str] | None = None, # the command's arguments (None: `
     p.add_argument("--n-envs", type=int, default=8, help="parallel envs (default: 8)")
     p.add_argument("--out", default="guards.json", help="where to write the guard set (default: guards.json)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    a = p.parse_args(argv)
+    return p
+
+# %% ../../nbs/options/06_guards.ipynb #30cc28c5
+def guards_cli(argv: list[str] | None = None, # the command's arguments (None: `sys.argv[1:]`)
+              ) -> int:
+    "`marl-llm guards`: synthesise feasibility guards from random burn-in rollouts, audit them, write them as JSON."
+    a = _guards_parser().parse_args(argv)
     try:
         spec = game_spec(a.game)
         layout = a.layout or spec.default_layout

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 from fastcore.basics import patch
 from ..games.grid import STAY, INTERACT, add
-# typed options, outcomes, the option run and the library base class with its planner live in `options.core`
-from .core import Cell, WAIT, Ref, Option, OptionLibrary
+# typed options and outcomes live in `options.typed`; the option run and the library base class with its planner in `options.core`
+from .typed import Cell, WAIT, Ref, Option
+from .core import OptionLibrary
 
 # %% auto #0
 __all__ = ['GAMES', 'LIBRARIES', 'OvercookedOptions', 'scripted_option', 'HarvestOptions', 'CleanupOptions', 'GameSpec',

@@ -46,7 +46,9 @@ class Predicate:
         if self.op == "=": return bool(v == self.value)
         return bool(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= self.value)
     @classmethod
-    def parse(cls, name: str) -> "Predicate":
+    def parse(cls,
+              name: str, # the canonical name, e.g. "held=onion" or "arg1.n>=2"
+             ) -> "Predicate":
         "Read a canonical name back; a malformed one raises, showing the forms that are valid."
         m = _PRED.fullmatch(name) if isinstance(name, str) else None
         if m is None: raise ValueError(f"cannot parse predicate {name!r}; predicates look like 'held=onion', 'arg1.n>=3' or 'arg0.cooking'")
@@ -55,7 +57,6 @@ class Predicate:
             try: v = float(v)
             except ValueError: raise ValueError(f"predicate {name!r}: threshold {v!r} is not a number") from None
         return cls(key, op, v)
-
 
 # %% ../../nbs/options/05_predicates.ipynb #819c66e2
 @patch
@@ -97,9 +98,13 @@ class Literal:
     def __call__(self, f: dict) -> bool | None:
         v = self.pred(f)
         return None if v is None else bool(v) == self.positive
-    def text(self, otype: str | None = None) -> str: return self.pred.text(otype, negated=not self.positive)
+    def text(self,
+             otype: str | None = None, # the option type the literal is about (names its arguments)
+            ) -> str: return self.pred.text(otype, negated=not self.positive)
     @classmethod
-    def parse(cls, name: str) -> "Literal":
+    def parse(cls,
+              name: str, # a predicate's name, negated with a leading "not "
+             ) -> "Literal":
         "Read `held=onion`, `not held=onion` or `¬held=onion`."
         if not isinstance(name, str): raise ValueError(f"a literal is a string like 'held=onion' or 'not arg1.n>=3', got {name!r}")
         s = name.strip()
@@ -114,10 +119,13 @@ class Vocabulary:
     kinds: dict[str, str] = field(default_factory=dict)          # key -> "bool" | "num" | "cat"
     domains: dict[str, list] = field(default_factory=dict)       # categorical key -> values
     thresholds: dict[str, list] = field(default_factory=dict)    # numeric key -> thresholds k of `key>=k`
-
     @classmethod
-    def from_features(cls, features: Iterable[dict], small: int = 4, quantiles: Sequence[float] = (0.25, 0.5, 0.75),
-                      extra_values: Sequence[str] = ()) -> "Vocabulary":
+    def from_features(cls,
+                      features: Iterable[dict],                       # normalised start features of logged executions
+                      small: int = 4,                                 # the lowest this many observed values above the minimum are thresholds
+                      quantiles: Sequence[float] = (0.25, 0.5, 0.75), # with more values: also the values at these quantiles
+                      extra_values: Sequence[str] = (),               # categorical values to add to every domain
+                     ) -> "Vocabulary":
         "Infer the schema from start features: kinds from value types, categorical values as seen (plus `extra_values`), thresholds from observed values."
         kinds, cats, nums = {}, {}, {}
         for f in features:
@@ -141,7 +149,9 @@ class Vocabulary:
     def __len__(self) -> int: return len(self.predicates())
     def to_dict(self) -> dict: return {"kinds": self.kinds, "domains": self.domains, "thresholds": self.thresholds}
     @classmethod
-    def from_dict(cls, d: dict) -> "Vocabulary": return cls(dict(d["kinds"]), dict(d["domains"]), dict(d["thresholds"]))
+    def from_dict(cls,
+                  d: dict, # `to_dict()` output
+                 ) -> "Vocabulary": return cls(dict(d["kinds"]), dict(d["domains"]), dict(d["thresholds"]))
 
 # %% ../../nbs/options/05_predicates.ipynb #2bf8f273
 @patch

@@ -114,7 +114,59 @@ def decision_requests(oenv: OptionEnv,   # the envs the decisions are pending in
     return [Request(d.name, o, m, key=d.key) for d, o, m in zip(decisions, obs_text, menus)]
 
 
-# %% ../../nbs/options/07_rollout.ipynb #abb3958c
+# %% ../../nbs/options/07_rollout.ipynb #bbae587f
+def _check_substitutes(oenv: OptionEnv, substitute: dict | None) -> dict[str, str]:
+    "`substitute` as a dict, its agents and stand-in kinds checked."
+    substitute = dict(substitute or {})
+    for a, kind in substitute.items():
+        if a not in oenv.agents: raise ValueError(f"unknown agent {a!r} to substitute; agents: {oenv.agents}")
+        if kind not in SUBSTITUTES: raise ValueError(f"unknown substitute {kind!r}; valid: {list(SUBSTITUTES)}")
+    return substitute
+
+def _choose(oenv: OptionEnv, policy: MenuPolicy, pending: Sequence, substitute: dict, obs: str, greedy: bool,
+            sub_rng: np.random.Generator) -> list[MenuDecision]:
+    "One decision per pending one: the policy's for its agents, a scripted stand-in's (one-hot probs) for the substituted."
+    llm = [d for d in pending if d.name not in substitute]
+    got = dict(zip([d.key for d in llm], policy.decide(decision_requests(oenv, llm, obs), greedy=greedy)))
+    out = []
+    for d in pending:
+        if d.key in got: out.append(got[d.key]); continue
+        c = substitute_choice(substitute[d.name], d.labels, sub_rng)
+        p = [0.0] * len(d.menu); p[c] = 1.0
+        out.append(MenuDecision(c, 0.0, p, [], text=substitute[d.name]))
+    return out
+
+# %% ../../nbs/options/07_rollout.ipynb #4659e925
+def _record(oenv: OptionEnv, eps: list[Episode], pending: Sequence, out: Sequence, seeds: Sequence[int],
+            substitute: dict, open_turns: dict, shaping: dict | None) -> None:
+    "A Turn per decision in its env's episode; the policy's turns stay open (their reward is settled when the option ends)."
+    for d, x in zip(pending, out):
+        if d.name in substitute:                     # stand-ins are recorded but never trained
+            eps[d.env].add(Turn(d.name, group=int(seeds[d.env]), choice=x.choice, t=d.t,
+                                info={"n_menu": len(d.menu), "option": d.labels[x.choice], "substitute": x.text}))
+            continue
+        turn = eps[d.env].add(Turn(d.name, group=int(seeds[d.env]), prompt_ids=x.prompt_ids, choice=x.choice,
+                                   logprob=x.logprob, t=d.t, info={"n_menu": len(d.menu), "option": d.labels[x.choice],
+                                                                   "fallback": d.fallback}))
+        open_turns[d.key] = (turn, team_total(oenv, d.env, shaping))
+
+def _close_turns(oenv: OptionEnv, decisions: Sequence, open_turns: dict, shaping: dict | None) -> None:
+    "Close the turns whose option just ended: the team reward since they opened, the steps, the outcome."
+    for d in decisions:                                   # close the turns whose option just ended
+        if d.key in open_turns:
+            turn, c0 = open_turns.pop(d.key)
+            turn.reward, turn.steps, turn.done = team_total(oenv, d.env, shaping) - c0, d.steps, d.done
+            turn.info.update(own_reward=d.reward, reason=d.outcome.reason if d.outcome else None)
+
+def _finish(oenv: OptionEnv, eps: list[Episode], shaping: dict | None) -> None:
+    "Each episode's team (shaped) and task (unshaped) reward, returns and event log."
+    for b, ep in enumerate(eps):
+        ep.meta["team_reward"] = team_total(oenv, b, shaping)       # what credit sees
+        ep.meta["task_reward"] = team_total(oenv, b)                # what the task scores
+        ep.meta["returns"] = oenv.returns[b].tolist()
+        ep.events = [dict(e) for e in oenv.envs[b].event_log]
+
+# %% ../../nbs/options/07_rollout.ipynb #c17b1f33
 def rollout(oenv: OptionEnv,            # the envs to play, one episode each
             policy: MenuPolicy,         # chooses for every agent not substituted
             seeds: Sequence[int],       # one env seed per env of `oenv`
@@ -131,44 +183,18 @@ def rollout(oenv: OptionEnv,            # the envs to play, one episode each
     turns' rewards (training signal); `meta["task_reward"]` is always the unshaped team reward."""
     obs = obs_form(obs, policy)
     if obs == "text" and not oenv.text_obs: raise ValueError("obs 'text' needs an OptionEnv made with text_obs=True")
-    substitute = dict(substitute or {})
-    for a, kind in substitute.items():
-        if a not in oenv.agents: raise ValueError(f"unknown agent {a!r} to substitute; agents: {oenv.agents}")
-        if kind not in SUBSTITUTES: raise ValueError(f"unknown substitute {kind!r}; valid: {list(SUBSTITUTES)}")
+    substitute = _check_substitutes(oenv, substitute)
     sub_rng = np.random.default_rng(sub_seed)
     decisions = oenv.reset(seeds=list(seeds))
     eps = [Episode(list(oenv.agents), meta={"group": int(s), "seed": int(s), "env": b, "game": oenv.game,
                                             "layout": oenv.layout}) for b, s in enumerate(seeds)]
     open_turns: dict = {}
     while True:
-        for d in decisions:                                   # close the turns whose option just ended
-            if d.key in open_turns:
-                turn, c0 = open_turns.pop(d.key)
-                turn.reward, turn.steps, turn.done = team_total(oenv, d.env, shaping) - c0, d.steps, d.done
-                turn.info.update(own_reward=d.reward, reason=d.outcome.reason if d.outcome else None)
+        _close_turns(oenv, decisions, open_turns, shaping)
         pending = oenv.pending
         if not pending: break
-        llm = [d for d in pending if d.name not in substitute]
-        got = dict(zip([d.key for d in llm], policy.decide(decision_requests(oenv, llm, obs), greedy=greedy)))
-        out = []
-        for d in pending:
-            if d.key in got: out.append(got[d.key]); continue
-            c = substitute_choice(substitute[d.name], d.labels, sub_rng)
-            p = [0.0] * len(d.menu); p[c] = 1.0
-            out.append(MenuDecision(c, 0.0, p, [], text=substitute[d.name]))
-        for d, x in zip(pending, out):
-            if d.name in substitute:                     # stand-ins are recorded but never trained
-                eps[d.env].add(Turn(d.name, group=int(seeds[d.env]), choice=x.choice, t=d.t,
-                                    info={"n_menu": len(d.menu), "option": d.labels[x.choice], "substitute": x.text}))
-                continue
-            turn = eps[d.env].add(Turn(d.name, group=int(seeds[d.env]), prompt_ids=x.prompt_ids, choice=x.choice,
-                                       logprob=x.logprob, t=d.t, info={"n_menu": len(d.menu), "option": d.labels[x.choice],
-                                                                       "fallback": d.fallback}))
-            open_turns[d.key] = (turn, team_total(oenv, d.env, shaping))
+        out = _choose(oenv, policy, pending, substitute, obs, greedy, sub_rng)
+        _record(oenv, eps, pending, out, seeds, substitute, open_turns, shaping)
         decisions = oenv.step([x.choice for x in out], probs=[x.probs for x in out])
-    for b, ep in enumerate(eps):
-        ep.meta["team_reward"] = team_total(oenv, b, shaping)       # what credit sees
-        ep.meta["task_reward"] = team_total(oenv, b)                # what the task scores
-        ep.meta["returns"] = oenv.returns[b].tolist()
-        ep.events = [dict(e) for e in oenv.envs[b].event_log]
+    _finish(oenv, eps, shaping)
     return eps
