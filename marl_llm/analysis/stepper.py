@@ -184,7 +184,7 @@ def _agent_html(self: EpisodeStepper, i: int, f: dict) -> str:
             f"<span style='color:#666'>{since}</span><br>{table}</div>")
 
 
-# %% ../../nbs/analysis/01_stepper.ipynb #99f14966
+# %% ../../nbs/analysis/01_stepper.ipynb #9089fe45
 from plotly.subplots import make_subplots
 
 KEY_EVENTS = ("cook_started", "soup_picked_up", "soup_delivered", "waste_cleaned", "apple_eaten")
@@ -192,7 +192,8 @@ KEY_EVENTS = ("cook_started", "soup_picked_up", "soup_delivered", "waste_cleaned
 
 def frame_strip(stepper: EpisodeStepper,          # the stepper whose episode to draw
                 frames: list[int] | None = None,  # frame indices (None: first, key events' frames, last)
-                max_frames: int = 6) -> go.Figure:
+                max_frames: int = 6,              # at most this many frames (when `frames` is None)
+               ) -> go.Figure:
     "Key frames of an episode side by side (a static stand-in for the widget on pages without a kernel)."
     n = len(stepper.frames)
     if frames is None:

@@ -98,10 +98,13 @@ def policy_loss(logp: torch.Tensor,                  # [B, T] (or [B]) log-probs
     stats["loss"] = float(loss.detach())
     return loss, stats
 
-# %% ../../nbs/learn/02_losses.ipynb #f7eb283b
-def dpo_loss(chosen: torch.Tensor, rejected: torch.Tensor,          # [B] sequence log-probs under the policy
-             ref_chosen: torch.Tensor, ref_rejected: torch.Tensor,  # [B] the same under the reference (no grad)
-             beta: float = 0.1) -> tuple[torch.Tensor, dict]:
+# %% ../../nbs/learn/02_losses.ipynb #8ff01dda
+def dpo_loss(chosen: torch.Tensor,       # [B] sequence log-probs of the chosen completions under the policy
+             rejected: torch.Tensor,     # [B] the same of the rejected completions
+             ref_chosen: torch.Tensor,   # [B] the chosen ones' under the reference (no grad)
+             ref_rejected: torch.Tensor, # [B] the rejected ones' under the reference (no grad)
+             beta: float = 0.1,          # the DPO temperature
+            ) -> tuple[torch.Tensor, dict]:
     "DPO: -log sigmoid(beta * ((pi_c - ref_c) - (pi_r - ref_r))), averaged; stats: loss, margin, accuracy."
     margin = (chosen - ref_chosen.detach()) - (rejected - ref_rejected.detach())   # implicit reward margin / beta
     loss = -torch.nn.functional.logsigmoid(beta * margin).mean()

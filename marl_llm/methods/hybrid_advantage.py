@@ -80,13 +80,15 @@ def process_facts(ep: Episode, # a two-seat episode whose turns carry chains
             out.append((t, facts))
     return out
 
-# %% ../../nbs/methods/03_hybrid_advantage.ipynb #fa89d263
+# %% ../../nbs/methods/03_hybrid_advantage.ipynb #48a28e2a
 @dataclass
 class RuleScorer:
     "Process score = weighted mean of field matches (`Future`, `Past`, `Present`) against what happened."
     weights: dict = field(default_factory=lambda: {"future": 1.0, "past": 1.0, "present": 1.0})
 
-    def score_turn(self, fields: dict, facts: dict) -> tuple[float, dict]:
+    def score_turn(self, fields: dict, # the chain's fields as the LLM wrote them
+                   facts: dict,  # the true values the fields are compared with
+                  ) -> tuple[float, dict]:
         "(score or NaN when nothing is comparable, per-component matches)."
         parts = {}
         for f, w in self.weights.items():

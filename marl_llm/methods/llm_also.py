@@ -69,10 +69,12 @@ class LLMALSOConfig(PAMAGRPOConfig):
         try: return parse_shaping(p.read_text(), self.game, name=p.name)
         except ShapingError as e: raise ConfigError(f"shaping file {self.shaping_file!r}: {e}") from None
 
-# %% ../../nbs/methods/08_llm_also.ipynb #20885d8f
+# %% ../../nbs/methods/08_llm_also.ipynb #04de33c9
 def paired_decision(control: Sequence[float],          # the control branch's sparse returns on the held-out episodes
                     candidates: Mapping[str, Sequence[float]], # each candidate's returns on the same episodes
-                    z: float = 1.0, min_margin: float = 0.0) -> dict:
+                    z: float = 1.0,         # standard errors the mean paired gain must exceed
+                    min_margin: float = 0.0, # and the smallest gain worth a promotion
+                   ) -> dict:
     "Promote the best candidate only if its mean paired gain over the control exceeds max(z * SE, min_margin)."
     c = np.asarray(control, float)
     rows = {}

@@ -128,10 +128,11 @@ def preset_shaping(name: str | None, # a key of `SHAPING` (None: no shaping)
     if name not in SHAPING: raise ShapingError(f"unknown shaping preset {name!r}; valid: {sorted(SHAPING)}")
     return parse_shaping(SHAPING[name], game, name=name)
 
-# %% ../../nbs/methods/07_llm_also_critic.ipynb #85554fc6
+# %% ../../nbs/methods/07_llm_also_critic.ipynb #19439c18
 def evidence(rows: Sequence[dict],           # the run's metrics rows so far
              episodes: Sequence[Episode],    # recent episodes of the current policy (turns with option outcomes)
-             game: str, horizon: int | None = None,
+             game: str,                      # the game (its event vocabulary)
+             horizon: int | None = None,     # the episode length (idle fractions are per step of it)
              shaping: Shaping | None = None, # the shaping in force
              window: int = 3,                # recent training rows averaged
             ) -> dict:
@@ -201,7 +202,7 @@ class RuleCritic:
         if flat: st.append("stalled")
         return Diagnosis(st, "; ".join(STAGES[s] for s in st), "rule")
 
-# %% ../../nbs/methods/07_llm_also_critic.ipynb #344546c7
+# %% ../../nbs/methods/07_llm_also_critic.ipynb #c865a906
 SEARCH: dict[str, dict[str, tuple[str, ...]]] = {
     "overcooked": {"never_cooks": ("onion_potted", "cook_started"), "never_delivers": ("soup_picked_up",),
                    "idle": ("onion_potted",), "options_fail": ("cook_started",), "stalled": ("onion_potted", "soup_picked_up")},
@@ -242,7 +243,14 @@ class RuleGenerator:
 
 class FarmGenerator:
     "Planted harmful proposals: bonuses for dish pickups and counter drops (farmable without cooking)."
-    def propose(self, diag: Diagnosis, current: Shaping, k: int, agents=(), shares=None, seed: int = 0) -> list[dict]:
+    def propose(self, diag: Diagnosis,  # the critic's stages (ignored)
+                current: Shaping,       # the shaping in force (ignored)
+                k: int,                 # candidates wanted
+                agents=(),              # unused (the rule generator's signature)
+                shares=None,            # unused
+                seed: int = 0,          # unused
+               ) -> list[dict]:
+        "The planted farmable bonuses, `k` of them."
         farm = [{"weights": {"dish_picked": 5.0}, "name": "farm:dishes"},
                 {"weights": {"item_placed_on_counter": 3.0, "onion_picked": 3.0}, "name": "farm:drop-onions"}]
         return farm[:k]

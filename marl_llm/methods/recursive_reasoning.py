@@ -22,7 +22,7 @@ __all__ = ['FIELDS', 'SPECS', 'FIELD_PARSERS', 'level_fields', 'ReasoningSpec', 
            'reasoning_prompt', 'level_k_prompts', 'default_move', 'resolve_move', 'ttt_intent', 'scripted_chain',
            'demonstrations', 'future_accuracy']
 
-# %% ../../nbs/methods/02_recursive_reasoning.ipynb #30253efd
+# %% ../../nbs/methods/02_recursive_reasoning.ipynb #d82335c7
 FIELDS = ("past", "present", "strategy", "future")
 "The reasoning fields, in the order they are written (the move comes last)."
 
@@ -42,7 +42,8 @@ class ReasoningSpec:
     moves: tuple[str, ...]
     kinds: tuple[str, ...]            # move kinds (Future's vocabulary, plus 'none')
 
-    def move_kind(self, move: str) -> str:
+    def move_kind(self, move: str, # a move word of the game
+                 ) -> str:
         "A move's kind: the move itself, except negotiation offers, whose kind is `offer`."
         return "offer" if move.startswith("offer") else move
 
