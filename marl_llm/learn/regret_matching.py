@@ -15,7 +15,7 @@ from fastcore.basics import patch
 # %% auto #0
 __all__ = ['RegretTable', 'self_play', 'loglog_slope']
 
-# %% ../../nbs/learn/09_regret_matching.ipynb #b9189b44
+# %% ../../nbs/learn/09_regret_matching.ipynb #b18dd444
 class RegretTable:
     "Tabular regret matching over a fixed list of `actions`, one cumulative-regret vector per hashable state."
     def __init__(self,
@@ -51,22 +51,26 @@ class RegretTable:
         s = self.strategy_sum.get(state)
         return s / s.sum() if s is not None and s.sum() > 0 else self._uniform()
 
-    def strategy(self, state, # a hashable decision state
-                ) -> dict:
-        "The current strategy at `state`: proportional to the positive cumulative regrets, uniform if none is positive."
-        return dict(zip(self.actions, self.probs(state).tolist()))
+# %% ../../nbs/learn/09_regret_matching.ipynb #ba0575ba
+@patch
+def strategy(self:RegretTable, state, # a hashable decision state
+            ) -> dict:
+    "The current strategy at `state`: proportional to the positive cumulative regrets, uniform if none is positive."
+    return dict(zip(self.actions, self.probs(state).tolist()))
 
-    def average_strategy(self, state, # a hashable decision state
-                        ) -> dict:
-        "The average of the strategies played at `state` (uniform before the first update)."
-        return dict(zip(self.actions, self.average_probs(state).tolist()))
+@patch
+def average_strategy(self:RegretTable, state, # a hashable decision state
+                    ) -> dict:
+    "The average of the strategies played at `state` (uniform before the first update)."
+    return dict(zip(self.actions, self.average_probs(state).tolist()))
 
-    def push(self, state,       # a hashable decision state
-             regrets:dict, # action -> the regret added
-            ):
-        "Add `regrets` (action -> amount) to the cumulative regrets at `state`: a prior, or a push away from uniform."
-        self._ensure(state)
-        for a, r in regrets.items(): self.regret[state][self.actions.index(a)] += float(r)
+@patch
+def push(self:RegretTable, state,       # a hashable decision state
+         regrets:dict, # action -> the regret added
+        ):
+    "Add `regrets` (action -> amount) to the cumulative regrets at `state`: a prior, or a push away from uniform."
+    self._ensure(state)
+    for a, r in regrets.items(): self.regret[state][self.actions.index(a)] += float(r)
 
 # %% ../../nbs/learn/09_regret_matching.ipynb #053fc1c8
 @patch

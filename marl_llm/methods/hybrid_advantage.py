@@ -108,7 +108,7 @@ class RuleScorer:
                 if not math.isnan(s): tot["process"].append(s)
         return {f"process/{k}": float(np.mean(v)) for k, v in tot.items()}
 
-# %% ../../nbs/methods/03_hybrid_advantage.ipynb #a577921a
+# %% ../../nbs/methods/03_hybrid_advantage.ipynb #9ae99221
 def describe_chain(fields: dict, # a chain's fields
                    facts: dict,  # what happened (`process_facts`)
                   ) -> str:
@@ -118,6 +118,7 @@ def describe_chain(fields: dict, # a chain's fields
 
 JUDGE_RULES = "Judge. Which reasoning better predicts what happened? Each line: predicted (was actual)."
 
+# %% ../../nbs/methods/03_hybrid_advantage.ipynb #5bd4aa06
 @dataclass
 class JudgeScorer:
     "Pairwise judge within groups by label scoring (a `MenuPolicy` over two chains); position-debiased."

@@ -262,7 +262,7 @@ def validate(self: LLMALSO,
     return {**out[win]["row"], "also/candidates": len(valid), "also/rejected": len(rejected),
             "also/promoted": int(dec["promoted"] is not None), "also/branch_updates": len(arms) * c.branch_updates}
 
-# %% ../../nbs/methods/08_llm_also.ipynb #c7ad741e
+# %% ../../nbs/methods/08_llm_also.ipynb #2a540fe6
 def also_figure(rows: Sequence[dict],        # the run's metrics rows
                 validations: Sequence[dict], # `LLMALSO.validations`
                 adoptions: Sequence[dict],   # `LLMALSO.adoptions`
@@ -300,6 +300,7 @@ def also_figure(rows: Sequence[dict],        # the run's metrics rows
     fig.update_layout(title=title, height=600, width=860)
     return fig
 
+# %% ../../nbs/methods/08_llm_also.ipynb #00a8e67e
 @patch
 def finish(self: LLMALSO,
            pipe, # the pipeline that ran (its `out` folder and `run` metrics)

@@ -202,7 +202,7 @@ class RuleCritic:
         if flat: st.append("stalled")
         return Diagnosis(st, "; ".join(STAGES[s] for s in st), "rule")
 
-# %% ../../nbs/methods/07_llm_also_critic.ipynb #c865a906
+# %% ../../nbs/methods/07_llm_also_critic.ipynb #d90bedca
 SEARCH: dict[str, dict[str, tuple[str, ...]]] = {
     "overcooked": {"never_cooks": ("onion_potted", "cook_started"), "never_delivers": ("soup_picked_up",),
                    "idle": ("onion_potted",), "options_fail": ("cook_started",), "stalled": ("onion_potted", "soup_picked_up")},
@@ -214,6 +214,7 @@ SEARCH: dict[str, dict[str, tuple[str, ...]]] = {
 LEVELS = (1.0, 3.0)
 "Bonuses `RuleGenerator` tries for a kind that has none."
 
+# %% ../../nbs/methods/07_llm_also_critic.ipynb #c07b9d2c
 class RuleGenerator:
     "Candidate shapings around the current one, from the diagnosis's stages (the moves in the table above)."
     def propose(self, diag: Diagnosis,              # the critic's stages
@@ -223,6 +224,7 @@ class RuleGenerator:
                 shares: Mapping | None = None,      # each agent's contribution share (`audits`), for the lagging agent
                 seed: int = 0,                      # seeds the pick of `k` among the moves
                ) -> list[dict]:
+        "Up to `k` distinct candidates from the moves of the diagnosis's stages, a seeded pick."
         w0, g, out = dict(current.weights), current.game, []
         cap = lambda v: float(min(MAX_WEIGHT, v))
         for st in diag.stages:
@@ -241,6 +243,7 @@ class RuleGenerator:
         idx = np.random.default_rng(seed).permutation(len(uniq))[:k]
         return [{**uniq[i], "name": f"rule:{'+'.join(diag.stages) or 'none'}#{j}"} for j, i in enumerate(sorted(idx))]
 
+# %% ../../nbs/methods/07_llm_also_critic.ipynb #3f1be795
 class FarmGenerator:
     "Planted harmful proposals: bonuses for dish pickups and counter drops (farmable without cooking)."
     def propose(self, diag: Diagnosis,  # the critic's stages (ignored)
