@@ -154,7 +154,18 @@ def _accelerator(cfg, # the run's config (its `device`)
         return Accelerator(cpu=cfg.device == "cpu")
     return None
 
-# %% ../nbs/90_cli.ipynb #7ea84a74
+# %% ../nbs/90_cli.ipynb #59a8df3f
+def _done_line(method: str, eval_metric: str, rows: list[dict], out) -> str | None:
+    "What `train` prints at the end: the held-out metric at its first and last evaluation, and what the run folder holds."
+    ev = [r for r in rows if eval_metric in r]
+    if ev:
+        return (f"done: {method}, {rows[-1]['step']} updates; held-out {eval_metric} {ev[0][eval_metric]:.3f} "
+                f"(step {ev[0]['step']}) -> {ev[-1][eval_metric]:.3f} (step {ev[-1]['step']}); run in {out}: "
+                f"config.json, metrics.jsonl, adapters/, checkpoints/, reports: "
+                + ", ".join(sorted(p.name for p in Path(out).glob("*.html"))))
+    return f"done: {method}, {rows[-1]['step']} updates; run in {out}" if rows else None
+
+# %% ../nbs/90_cli.ipynb #a1a1330c
 def train(argv: list[str] | None = None, # the command's arguments (None: `sys.argv[1:]`)
          ) -> int:
     "`marl-llm train --method M ...`: build the method's config, then `fit` it (under accelerate when launched by it)."
@@ -189,13 +200,7 @@ def train(argv: list[str] | None = None, # the command's arguments (None: `sys.a
         where = f" {e.filename!r}:" if e.filename else ""
         print(f"marl-llm train: error:{where} {e.strerror or e} (the run's completed work is kept; "
               f"fix the disk and continue with --resume --out {a.out})", file=sys.stderr); return 2
-    ev = [r for r in rows if method.eval_metric in r]
-    if ev:
-        print(f"done: {cfg.method}, {rows[-1]['step']} updates; held-out {method.eval_metric} {ev[0][method.eval_metric]:.3f} "
-              f"(step {ev[0]['step']}) -> {ev[-1][method.eval_metric]:.3f} (step {ev[-1]['step']}); run in {a.out}: "
-              f"config.json, metrics.jsonl, adapters/, checkpoints/, reports: "
-              + ", ".join(sorted(p.name for p in Path(a.out).glob("*.html"))))
-    elif rows: print(f"done: {cfg.method}, {rows[-1]['step']} updates; run in {a.out}")
+    if (line := _done_line(cfg.method, method.eval_metric, rows, a.out)): print(line)
     return 0
 
 # %% ../nbs/90_cli.ipynb #0615def9

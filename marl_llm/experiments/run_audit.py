@@ -344,10 +344,9 @@ def write_audit(run_dir,                      # a run directory, as `marl-llm tr
     p.with_name("audit.html.tmp").write_text(audit_html(audit)); p.with_name("audit.html.tmp").replace(p)
     return audit
 
-# %% ../../nbs/experiments/03_run_audit.ipynb #b4866d5c
-def audit_cli(argv: list[str] | None = None, # the command-line arguments (None: `sys.argv[1:]`)
-             ) -> int:
-    "`marl-llm audit RUN_DIR`: behavioural audit of a training run (per-agent shares, idleness, solo-carry, ablation, flags)."
+# %% ../../nbs/experiments/03_run_audit.ipynb #ad8cf053
+def _audit_parser() -> argparse.ArgumentParser:
+    "The argument parser of `marl-llm audit`."
     p = argparse.ArgumentParser(prog="marl-llm audit", description="Behavioural audit of a training run: per checkpoint, each "
                                 "agent's contribution share, idle fraction and option types, the solo-carry index, joint events, "
                                 "and partner ablation (one agent replaced by an idle or random stand-in); writes audit.json and "
@@ -362,7 +361,13 @@ def audit_cli(argv: list[str] | None = None, # the command-line arguments (None:
     p.add_argument("--json", action="store_true", help="print the audit as JSON instead of the table")
     p.add_argument("--fail-on-flag", action="store_true", help="exit with status 1 if the audit raises a flag")
     p.add_argument("--progress", action="store_true", help="show a progress bar over checkpoints")
-    a = p.parse_args(argv)
+    return p
+
+# %% ../../nbs/experiments/03_run_audit.ipynb #503ffa63
+def audit_cli(argv: list[str] | None = None, # the command-line arguments (None: `sys.argv[1:]`)
+             ) -> int:
+    "`marl-llm audit RUN_DIR`: behavioural audit of a training run (per-agent shares, idleness, solo-carry, ablation, flags)."
+    a = _audit_parser().parse_args(argv)
     try:
         if a.episodes is not None and a.episodes < 1: raise ValueError(f"--episodes must be >= 1, got {a.episodes}")
         if a.window < 0: raise ValueError(f"--window must be >= 0, got {a.window}")

@@ -57,7 +57,7 @@ def floor_ceiling(layout: str,             # the Overcooked layout
                     "events": dict(Counter(ev["kind"] for e in oenv.envs for ev in e.event_log))}
     return out
 
-# %% ../../nbs/experiments/12_real_backbone.ipynb #0c71f63f
+# %% ../../nbs/experiments/12_real_backbone.ipynb #1cf59773
 class CountingFilter:
     "A menu filter wrapper that counts the decisions where the wrapped filter removed at least one option."
     def __init__(self, inner): self.inner, self.calls, self.cut, self.removed = inner, 0, 0, 0
@@ -67,6 +67,7 @@ class CountingFilter:
         return out
     def share(self) -> float: return self.cut / max(self.calls, 1)
 
+# %% ../../nbs/experiments/12_real_backbone.ipynb #02590595
 def make_guards(layout: str,            # the Overcooked layout
                 path,                   # where to write the guard file
                 episodes: int = 40,     # random burn-in episodes (the `marl-llm guards` default)
@@ -79,6 +80,7 @@ def make_guards(layout: str,            # the Overcooked layout
     gs = synthesize(log, m=m); gs.save(path)
     return {"path": str(path), "guards": len(gs), "rules": [str(g) for g in gs], "burnin_failure_rate": log.failure_rate}
 
+# %% ../../nbs/experiments/12_real_backbone.ipynb #ee2a8930
 def llm_option_rewards(adapters,                # `AgentAdapters` (fresh: the frozen base)
                        layout: str,              # the Overcooked layout
                        seeds: Sequence[int],     # episode seeds, one env each

@@ -205,7 +205,7 @@ def _broadcast(adapters) -> None:
     for a in adapters.names:
         for p in adapters.parameters(a): dist.broadcast(p.data, src=0)
 
-# %% ../../nbs/learn/05_pipeline.ipynb #ae580af4
+# %% ../../nbs/learn/05_pipeline.ipynb #1efaf581
 SAFE_ON_RESUME = ("updates", "checkpoint_every", "eval_every", "record_episodes", "device")
 "Config fields a resumed run may change (they extend or observe the run, not the experiment)."
 
@@ -225,6 +225,7 @@ def startable_afresh(out: Path, # an existing run directory
     if any((out / "checkpoints").glob("step_*")): return False
     return all(r.get("step", 0) <= 0 for r in RunDir(out, None, resume=True, quiet=True).metrics())
 
+# %% ../../nbs/learn/05_pipeline.ipynb #08bdf117
 def resume_changes(out: Path, # the run directory being resumed (its `config.json`)
                    new: dict, # the resuming run's config as a dict
                   ) -> dict:
@@ -321,7 +322,7 @@ def save(self: Pipeline, step: int, # the update just finished
         self.ckpt.save(step, m.adapters, m.optimizers, state={"method": m.state_dict()}, generators=m.generators())
     if self.ctx.accelerator is not None: self.ctx.accelerator.wait_for_everyone()
 
-# %% ../../nbs/learn/05_pipeline.ipynb #4e607975
+# %% ../../nbs/learn/05_pipeline.ipynb #3943bd29
 @patch
 def _evaluate(self: Pipeline, step: int) -> dict:
     "Held-out metrics at `step` (`method.evaluate`), recorded episodes saved at the last update, timed."
@@ -333,7 +334,6 @@ def _evaluate(self: Pipeline, step: int) -> dict:
     row["time/eval_s"] = round(time.perf_counter() - t0, 3)
     return row
 
-# %% ../../nbs/learn/05_pipeline.ipynb #70449e3c
 @patch
 def _log(self: Pipeline, u: int, row: dict, bar) -> None:
     "The main rank's record of update `u`: its metrics row, and the progress bar's key metrics."

@@ -75,8 +75,9 @@ class Shaping:
 
     def __bool__(self) -> bool: return bool(self.weights or any(self.agents.values()))
 
-# %% ../../nbs/methods/07_llm_also_critic.ipynb #def326c6
+# %% ../../nbs/methods/07_llm_also_critic.ipynb #251d70d4
 def _weight(v, where: str, max_weight: float) -> float:
+    "`v` as a bonus: a finite number within ±`max_weight` (a `ShapingError` naming `where` otherwise)."
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise ShapingError(f"{where} is {v!r}, not a number")
     if not math.isfinite(v) or abs(v) > max_weight:
@@ -84,6 +85,7 @@ def _weight(v, where: str, max_weight: float) -> float:
     return float(v)
 
 def _kinds(d, game: str, where: str, max_weight: float) -> dict:
+    "`d` as event kind -> bonus: every kind in the game's vocabulary, every bonus a valid `_weight`."
     if not isinstance(d, Mapping): raise ShapingError(f"{where} must be an object of event kind -> bonus, got {d!r}")
     out = {}
     for k, v in d.items():
@@ -92,6 +94,7 @@ def _kinds(d, game: str, where: str, max_weight: float) -> dict:
         out[k] = _weight(v, f"{where}[{k!r}]", max_weight)
     return out
 
+# %% ../../nbs/methods/07_llm_also_critic.ipynb #720a3f8e
 def parse_shaping(obj,                            # a dict, a JSON text, or a `Shaping`
                   game: str,                      # the game (its event vocabulary)
                   agents: Sequence[str] | None = None, # valid agent names for per-agent weights (None: any)
