@@ -28,12 +28,9 @@ def _demo_parser(description: str, # the parser's description (`demo`'s docstrin
     ap.add_argument("--seed", type=int, default=0)
     return ap
 
-# %% ../nbs/90_cli.ipynb #24ccc091
-def demo(argv: list[str] | None = None, # the command's arguments (None: `sys.argv[1:]`)
-        ) -> int:
-    "Two agents, one base, one forward pass: print each agent's menu distribution and choice on Overcooked."
-    ap = _demo_parser(demo.__doc__)
-    a = ap.parse_args(argv)
+# %% ../nbs/90_cli.ipynb #1a55b898
+def _demo_error(a: argparse.Namespace) -> str | None:
+    "What is wrong with `demo`'s arguments (an unknown game, layout, device, backbone or prompt format), or None."
     from marl_llm.options.library import game_spec
     from marl_llm.core.config import check_device, check_prompt_format, ConfigError
     from marl_llm.models.base import check_backbone
@@ -43,8 +40,17 @@ def demo(argv: list[str] | None = None, # the command's arguments (None: `sys.ar
             raise ConfigError(f"unknown layout {a.layout!r} for game {a.game!r}; valid layouts: {spec.layouts()}")
         check_device(a.device); check_backbone(a.backbone)
         check_prompt_format(a.prompt_format)
-    except ValueError as e:
-        print(f"marl-llm demo: error: {e}", file=sys.stderr); return 2
+    except ValueError as e: return str(e)
+    return None
+
+# %% ../nbs/90_cli.ipynb #aedd5076
+def demo(argv: list[str] | None = None, # the command's arguments (None: `sys.argv[1:]`)
+        ) -> int:
+    "Two agents, one base, one forward pass: print each agent's menu distribution and choice on Overcooked."
+    ap = _demo_parser(demo.__doc__)
+    a = ap.parse_args(argv)
+    if (err := _demo_error(a)) is not None:
+        print(f"marl-llm demo: error: {err}", file=sys.stderr); return 2
     from marl_llm.core.records import seed_everything
     from marl_llm.models.base import load_backbone
     from marl_llm.models.adapters import AgentAdapters
@@ -74,7 +80,7 @@ def demo(argv: list[str] | None = None, # the command's arguments (None: `sys.ar
         print(f"  {r.agent}: chose {r.menu[x.choice]!r} (log-prob {x.logprob:.3f}); top: {dist}")
     return 0
 
-# %% ../nbs/90_cli.ipynb #bb34ed21
+# %% ../nbs/90_cli.ipynb #7aff0c03
 class _Parser(argparse.ArgumentParser):
     "An argparse parser whose errors are one-line `ConfigError`s instead of usage + exit."
     def error(self, message):
@@ -92,6 +98,7 @@ def _train_parser(method: str):
     ap.add_argument("--config", help="a config JSON file to start from (flags override it)")
     return ap, add_arguments(ap, cls), cls
 
+# %% ../nbs/90_cli.ipynb #1161aeeb
 def _method_of(argv: list[str]) -> str:
     "The method named by --method, else by the resumed run's or --config's config.json, else pa-magrpo."
     import json
@@ -147,7 +154,18 @@ def _accelerator(cfg, # the run's config (its `device`)
         return Accelerator(cpu=cfg.device == "cpu")
     return None
 
-# %% ../nbs/90_cli.ipynb #7ea84a74
+# %% ../nbs/90_cli.ipynb #59a8df3f
+def _done_line(method: str, eval_metric: str, rows: list[dict], out) -> str | None:
+    "What `train` prints at the end: the held-out metric at its first and last evaluation, and what the run folder holds."
+    ev = [r for r in rows if eval_metric in r]
+    if ev:
+        return (f"done: {method}, {rows[-1]['step']} updates; held-out {eval_metric} {ev[0][eval_metric]:.3f} "
+                f"(step {ev[0]['step']}) -> {ev[-1][eval_metric]:.3f} (step {ev[-1]['step']}); run in {out}: "
+                f"config.json, metrics.jsonl, adapters/, checkpoints/, reports: "
+                + ", ".join(sorted(p.name for p in Path(out).glob("*.html"))))
+    return f"done: {method}, {rows[-1]['step']} updates; run in {out}" if rows else None
+
+# %% ../nbs/90_cli.ipynb #a1a1330c
 def train(argv: list[str] | None = None, # the command's arguments (None: `sys.argv[1:]`)
          ) -> int:
     "`marl-llm train --method M ...`: build the method's config, then `fit` it (under accelerate when launched by it)."
@@ -182,13 +200,7 @@ def train(argv: list[str] | None = None, # the command's arguments (None: `sys.a
         where = f" {e.filename!r}:" if e.filename else ""
         print(f"marl-llm train: error:{where} {e.strerror or e} (the run's completed work is kept; "
               f"fix the disk and continue with --resume --out {a.out})", file=sys.stderr); return 2
-    ev = [r for r in rows if method.eval_metric in r]
-    if ev:
-        print(f"done: {cfg.method}, {rows[-1]['step']} updates; held-out {method.eval_metric} {ev[0][method.eval_metric]:.3f} "
-              f"(step {ev[0]['step']}) -> {ev[-1][method.eval_metric]:.3f} (step {ev[-1]['step']}); run in {a.out}: "
-              f"config.json, metrics.jsonl, adapters/, checkpoints/, reports: "
-              + ", ".join(sorted(p.name for p in Path(a.out).glob("*.html"))))
-    elif rows: print(f"done: {cfg.method}, {rows[-1]['step']} updates; run in {a.out}")
+    if (line := _done_line(cfg.method, method.eval_metric, rows, a.out)): print(line)
     return 0
 
 # %% ../nbs/90_cli.ipynb #0615def9

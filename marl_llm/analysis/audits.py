@@ -135,7 +135,7 @@ def solo_carry(shares: Mapping[str, float | None], # `contribution_shares`
     if len(v) < 2 or max(v) <= 0: return None
     return float(1 - min(v) / max(v))
 
-# %% ../../nbs/analysis/02_audits.ipynb #61ade512
+# %% ../../nbs/analysis/02_audits.ipynb #e04613ee
 FAILED: tuple[str, ...] = tuple(r for r in REASONS if r not in ("ok", "episode_end"))
 "Outcome reasons of an option that made no progress (its time counts as idle)."
 
@@ -160,6 +160,7 @@ def is_idle(span: Mapping, # a span from `option_spans`
     "A `wait`, or an option that ended in failure."
     return span["type"] == "wait" or span.get("reason") in FAILED
 
+# %% ../../nbs/analysis/02_audits.ipynb #2c254d98
 def idle_fraction(ep: Episode,                # an option-level episode
                   horizon: int | None = None, # the episode's length, where the last option ends (None: `meta['horizon']`)
                  ) -> dict[str, float | None]:
@@ -181,7 +182,6 @@ def option_distribution(ep: Episode,                # an option-level episode
         tot = sum(c.values())
         out[a] = {k: v / tot for k, v in sorted(c.items())} if tot else {}
     return out
-
 
 # %% ../../nbs/analysis/02_audits.ipynb #7552e07c
 def js_divergence(p: Mapping[str, float], # weights by key (normalised here)

@@ -68,21 +68,27 @@ def load_episode(episode: Episode | str | Path, # a recorded episode, or the pat
     return ep
 
 
-# %% ../../nbs/analysis/01_stepper.ipynb #f57d8076
+# %% ../../nbs/analysis/01_stepper.ipynb #b73a31b3
+def _episode_env(ep: Episode, env, src: str):
+    "The game `ep` was recorded in (`env`, else rebuilt from its meta), set to its first frame; a one-line error naming `src` otherwise."
+    if env is None:
+        if "game" not in ep.meta:
+            raise ValueError(f"{src}: episode meta has no 'game' (keys: {sorted(ep.meta)}); pass env= to draw it")
+        env = make_game(ep.meta["game"], ep.meta.get("layout"), **ep.meta.get("env_kw", {}))
+    try: env.set_state(ep.frames[0]["state"])
+    except Exception as e:
+        raise ValueError(f"{src}: its frames are not states of {type(env).__name__} "
+                         f"({ep.meta.get('game', '?')}/{ep.meta.get('layout', '?')}): {type(e).__name__}: {e}") from None
+    return env
+
+# %% ../../nbs/analysis/01_stepper.ipynb #7cb69119
 class EpisodeStepper:
     "Step through a recorded episode (an `Episode` or a path to its JSON) with buttons and a slider."
     def __init__(self, episode: Episode | str | Path, # a recorded episode, or the path of its JSON
                  env=None):                           # the game to draw it in (None: rebuilt from the episode's meta)
         src = "the episode" if isinstance(episode, Episode) else repr(str(episode))
         self.episode = ep = load_episode(episode)
-        if env is None:
-            if "game" not in ep.meta:
-                raise ValueError(f"{src}: episode meta has no 'game' (keys: {sorted(ep.meta)}); pass env= to draw it")
-            env = make_game(ep.meta["game"], ep.meta.get("layout"), **ep.meta.get("env_kw", {}))
-        try: env.set_state(ep.frames[0]["state"])
-        except Exception as e:
-            raise ValueError(f"{src}: its frames are not states of {type(env).__name__} "
-                             f"({ep.meta.get('game', '?')}/{ep.meta.get('layout', '?')}): {type(e).__name__}: {e}") from None
+        env = _episode_env(ep, env, src)
         self.env, self.frames, self.agents = env, ep.frames, list(ep.agents)
         self._turns = {a: sorted(ts, key=lambda t: t.t) for a, ts in ep.turns.items()}
         self._events: dict[int, list[dict]] = {}
@@ -112,7 +118,6 @@ class EpisodeStepper:
     def _ipython_display_(self):
         from IPython.display import display
         display(self.widget)
-
 
 # %% ../../nbs/analysis/01_stepper.ipynb #fd797a7a
 @patch
@@ -184,7 +189,7 @@ def _agent_html(self: EpisodeStepper, i: int, f: dict) -> str:
             f"<span style='color:#666'>{since}</span><br>{table}</div>")
 
 
-# %% ../../nbs/analysis/01_stepper.ipynb #99f14966
+# %% ../../nbs/analysis/01_stepper.ipynb #9089fe45
 from plotly.subplots import make_subplots
 
 KEY_EVENTS = ("cook_started", "soup_picked_up", "soup_delivered", "waste_cleaned", "apple_eaten")
@@ -192,7 +197,8 @@ KEY_EVENTS = ("cook_started", "soup_picked_up", "soup_delivered", "waste_cleaned
 
 def frame_strip(stepper: EpisodeStepper,          # the stepper whose episode to draw
                 frames: list[int] | None = None,  # frame indices (None: first, key events' frames, last)
-                max_frames: int = 6) -> go.Figure:
+                max_frames: int = 6,              # at most this many frames (when `frames` is None)
+               ) -> go.Figure:
     "Key frames of an episode side by side (a static stand-in for the widget on pages without a kernel)."
     n = len(stepper.frames)
     if frames is None:
@@ -221,7 +227,7 @@ def frame_strip(stepper: EpisodeStepper,          # the stepper whose episode to
                                       "(numbers: agents; o/t/d/s: holding an onion, tomato, dish, soup)", y=0.97))
     return fig
 
-# %% ../../nbs/analysis/01_stepper.ipynb #6b9d6ab3
+# %% ../../nbs/analysis/01_stepper.ipynb #ca1ac481
 import json as _json
 import plotly.io as pio
 from ..core.records import plotly_script, write_plotly_js
@@ -238,25 +244,6 @@ class StaticStepper:
         ep = stepper.episode.meta
         self.title = f"{ep.get('game', '')} {ep.get('layout', '') or ''}".strip()
 
-    def html(self, div_id: str = "stepper", # the id of the fragment's root element (unique on its page)
-            ) -> str:
-        "The fragment: controls, header, grid and agent panel; its script draws frame 0."
-        b = "<button data-go='{}' style='min-width:40px'>{}</button>"
-        ctl = (b.format("first", "|◀") + b.format("prev", "◀") +
-               f"<input type='range' min='0' max='{len(self.data) - 1}' value='0' style='width:360px;vertical-align:middle'>" +
-               b.format("next", "▶") + b.format("last", "▶|"))
-        js = (f"var F={_json.dumps(self.data, separators=(',', ':'))};var R=document.getElementById('{div_id}');"
-              "var S=R.querySelector('input'),G=R.querySelector('.grid'),k=0;"
-              "function show(j){k=Math.max(0,Math.min(F.length-1,j));S.value=k;R.querySelector('.hdr').innerHTML=F[k].header;"
-              "R.querySelector('.panel').innerHTML=F[k].panel;Plotly.react(G,F[k].fig.data,F[k].fig.layout,{displaylogo:false});}"
-              "R.querySelectorAll('button').forEach(function(x){x.onclick=function(){var g=x.dataset.go;"
-              "show(g=='first'?0:g=='last'?F.length-1:g=='next'?k+1:k-1);};});"
-              "S.oninput=function(){show(+S.value);};show(0);")
-        return (f"<div id='{div_id}' class='marl-stepper' style='font-family:sans-serif;font-size:13px'>"
-                f"<div>{ctl}</div><div class='hdr' style='margin:6px 0'></div>"
-                "<div style='display:flex;align-items:flex-start'><div class='grid'></div><div class='panel'></div></div></div>"
-                + plotly_script(js))
-
     def _repr_html_(self): return self.html(f"stepper-{id(self):x}")
 
     def save(self, path, # the HTML file to write
@@ -266,3 +253,24 @@ class StaticStepper:
         p.write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(self.title)} episode</title>"
                      f"</head><body>{self.html()}</body></html>", encoding="utf-8")
         return p
+
+# %% ../../nbs/analysis/01_stepper.ipynb #740e854c
+@patch
+def html(self: StaticStepper, div_id: str = "stepper", # the id of the fragment's root element (unique on its page)
+        ) -> str:
+    "The fragment: controls, header, grid and agent panel; its script draws frame 0."
+    b = "<button data-go='{}' style='min-width:40px'>{}</button>"
+    ctl = (b.format("first", "|◀") + b.format("prev", "◀") +
+           f"<input type='range' min='0' max='{len(self.data) - 1}' value='0' style='width:360px;vertical-align:middle'>" +
+           b.format("next", "▶") + b.format("last", "▶|"))
+    js = (f"var F={_json.dumps(self.data, separators=(',', ':'))};var R=document.getElementById('{div_id}');"
+          "var S=R.querySelector('input'),G=R.querySelector('.grid'),k=0;"
+          "function show(j){k=Math.max(0,Math.min(F.length-1,j));S.value=k;R.querySelector('.hdr').innerHTML=F[k].header;"
+          "R.querySelector('.panel').innerHTML=F[k].panel;Plotly.react(G,F[k].fig.data,F[k].fig.layout,{displaylogo:false});}"
+          "R.querySelectorAll('button').forEach(function(x){x.onclick=function(){var g=x.dataset.go;"
+          "show(g=='first'?0:g=='last'?F.length-1:g=='next'?k+1:k-1);};});"
+          "S.oninput=function(){show(+S.value);};show(0);")
+    return (f"<div id='{div_id}' class='marl-stepper' style='font-family:sans-serif;font-size:13px'>"
+            f"<div>{ctl}</div><div class='hdr' style='margin:6px 0'></div>"
+            "<div style='display:flex;align-items:flex-start'><div class='grid'></div><div class='panel'></div></div></div>"
+            + plotly_script(js))

@@ -141,7 +141,26 @@ def _flags(rows: list[dict]) -> list[dict]:
     return flags
 
 
-# %% ../../nbs/experiments/03_run_audit.ipynb #d72b4085
+# %% ../../nbs/experiments/03_run_audit.ipynb #c168663e
+def _report(run_dir: Path, cfg, rows: list[dict], episodes: int, seeds: list, greedy: bool, window: int, t0: float) -> dict:
+    "The audit's result: the run, the evaluation settings, the per-checkpoint rows, the run's own curve, its recorded episodes, the flags."
+    metrics = RunDir(run_dir, quiet=True).metrics()
+    rec = sorted((run_dir / "episodes").glob("*.json"))
+    recorded = behaviour_metrics([Episode.load(p) for p in rec], cfg.game, cfg.horizon, window) if rec else None
+    flags = _flags(rows)
+    return {"run": str(run_dir), "game": cfg.game, "layout": cfg.layout, "algo": cfg.method, "backbone": cfg.backbone,
+            "updates": cfg.updates, "agents": list(rows[0]["agents"]),
+            "eval": {"episodes": episodes, "seeds": seeds, "greedy": greedy, "sampler_seed": cfg.eval_seed,
+                     "horizon": cfg.horizon, "window": window},
+            "run_eval": {"episodes": cfg.eval_envs, "seeds": [cfg.eval_seed, cfg.eval_seed + cfg.eval_envs - 1],
+                         "sampler_seed": f"{cfg.eval_seed} + update"},
+            "checkpoints": rows,
+            "reward_curve": [{k: r[k] for k in ("step", "team_reward", "eval/team_reward", "eval/team_reward_std") if k in r}
+                             for r in metrics if "team_reward" in r or "eval/team_reward" in r],
+            "recorded": recorded, "recorded_episodes": [p.name for p in rec],
+            "flags": flags, "time_s": round(time.time() - t0, 2)}
+
+# %% ../../nbs/experiments/03_run_audit.ipynb #cc8c5175
 def audit_run(run_dir,                      # a run directory, as `marl-llm train` writes it
               episodes: int | None = None, # held-out episodes per checkpoint (None: the run's `eval_envs`)
               checkpoints="all",           # "all", "last" or a list of steps
@@ -177,21 +196,7 @@ def audit_run(run_dir,                      # a run directory, as `marl-llm trai
                 m["ablation"] = partner_ablation(oenv, ev.tr.policy, seeds, ev.tr.obs, kinds, greedy, cfg.eval_seed,
                                                  base=m["team_reward"])
             rows.append(m)
-    metrics = RunDir(run_dir, quiet=True).metrics()
-    rec = sorted((run_dir / "episodes").glob("*.json"))
-    recorded = behaviour_metrics([Episode.load(p) for p in rec], cfg.game, cfg.horizon, window) if rec else None
-    flags = _flags(rows)
-    return {"run": str(run_dir), "game": cfg.game, "layout": cfg.layout, "algo": cfg.method, "backbone": cfg.backbone,
-            "updates": cfg.updates, "agents": list(rows[0]["agents"]),
-            "eval": {"episodes": episodes, "seeds": seeds, "greedy": greedy, "sampler_seed": cfg.eval_seed,
-                     "horizon": cfg.horizon, "window": window},
-            "run_eval": {"episodes": cfg.eval_envs, "seeds": [cfg.eval_seed, cfg.eval_seed + cfg.eval_envs - 1],
-                         "sampler_seed": f"{cfg.eval_seed} + update"},
-            "checkpoints": rows,
-            "reward_curve": [{k: r[k] for k in ("step", "team_reward", "eval/team_reward", "eval/team_reward_std") if k in r}
-                             for r in metrics if "team_reward" in r or "eval/team_reward" in r],
-            "recorded": recorded, "recorded_episodes": [p.name for p in rec],
-            "flags": flags, "time_s": round(time.time() - t0, 2)}
+    return _report(run_dir, cfg, rows, episodes, seeds, greedy, window, t0)
 
 # %% ../../nbs/experiments/03_run_audit.ipynb #dff51e66
 def _f(v, nd=2) -> str:
@@ -339,10 +344,9 @@ def write_audit(run_dir,                      # a run directory, as `marl-llm tr
     p.with_name("audit.html.tmp").write_text(audit_html(audit)); p.with_name("audit.html.tmp").replace(p)
     return audit
 
-# %% ../../nbs/experiments/03_run_audit.ipynb #b4866d5c
-def audit_cli(argv: list[str] | None = None, # the command-line arguments (None: `sys.argv[1:]`)
-             ) -> int:
-    "`marl-llm audit RUN_DIR`: behavioural audit of a training run (per-agent shares, idleness, solo-carry, ablation, flags)."
+# %% ../../nbs/experiments/03_run_audit.ipynb #ad8cf053
+def _audit_parser() -> argparse.ArgumentParser:
+    "The argument parser of `marl-llm audit`."
     p = argparse.ArgumentParser(prog="marl-llm audit", description="Behavioural audit of a training run: per checkpoint, each "
                                 "agent's contribution share, idle fraction and option types, the solo-carry index, joint events, "
                                 "and partner ablation (one agent replaced by an idle or random stand-in); writes audit.json and "
@@ -357,7 +361,13 @@ def audit_cli(argv: list[str] | None = None, # the command-line arguments (None:
     p.add_argument("--json", action="store_true", help="print the audit as JSON instead of the table")
     p.add_argument("--fail-on-flag", action="store_true", help="exit with status 1 if the audit raises a flag")
     p.add_argument("--progress", action="store_true", help="show a progress bar over checkpoints")
-    a = p.parse_args(argv)
+    return p
+
+# %% ../../nbs/experiments/03_run_audit.ipynb #503ffa63
+def audit_cli(argv: list[str] | None = None, # the command-line arguments (None: `sys.argv[1:]`)
+             ) -> int:
+    "`marl-llm audit RUN_DIR`: behavioural audit of a training run (per-agent shares, idleness, solo-carry, ablation, flags)."
+    a = _audit_parser().parse_args(argv)
     try:
         if a.episodes is not None and a.episodes < 1: raise ValueError(f"--episodes must be >= 1, got {a.episodes}")
         if a.window < 0: raise ValueError(f"--window must be >= 0, got {a.window}")

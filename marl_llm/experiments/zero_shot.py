@@ -57,7 +57,7 @@ def floor_ceiling(layout: str,             # the Overcooked layout
                     "events": dict(Counter(ev["kind"] for e in oenv.envs for ev in e.event_log))}
     return out
 
-# %% ../../nbs/experiments/12_real_backbone.ipynb #0c71f63f
+# %% ../../nbs/experiments/12_real_backbone.ipynb #1cf59773
 class CountingFilter:
     "A menu filter wrapper that counts the decisions where the wrapped filter removed at least one option."
     def __init__(self, inner): self.inner, self.calls, self.cut, self.removed = inner, 0, 0, 0
@@ -67,6 +67,7 @@ class CountingFilter:
         return out
     def share(self) -> float: return self.cut / max(self.calls, 1)
 
+# %% ../../nbs/experiments/12_real_backbone.ipynb #02590595
 def make_guards(layout: str,            # the Overcooked layout
                 path,                   # where to write the guard file
                 episodes: int = 40,     # random burn-in episodes (the `marl-llm guards` default)
@@ -79,6 +80,7 @@ def make_guards(layout: str,            # the Overcooked layout
     gs = synthesize(log, m=m); gs.save(path)
     return {"path": str(path), "guards": len(gs), "rules": [str(g) for g in gs], "burnin_failure_rate": log.failure_rate}
 
+# %% ../../nbs/experiments/12_real_backbone.ipynb #ee2a8930
 def llm_option_rewards(adapters,                # `AgentAdapters` (fresh: the frozen base)
                        layout: str,              # the Overcooked layout
                        seeds: Sequence[int],     # episode seeds, one env each
@@ -270,13 +272,77 @@ def also_rates(adapters,              # `AgentAdapters` (the frozen base)
     out["also_generator"]["shaping_valid"] = _rate(gt, shaping_ok)["accepted"]
     return out
 
-# %% ../../nbs/experiments/12_real_backbone.ipynb #d7da9e07
+# %% ../../nbs/experiments/12_real_backbone.ipynb #d27bc34d
 FULL_SETTINGS = dict(layouts=["cramped_room", "asymmetric_advantages"], episodes=16, horizon=60, obs="auto",
                      primitive_layouts=None, primitive_episodes=16, primitive_horizon=60, guard_episodes=40, strat_games=16,
                      strat_kinds=None, chain_tokens=64, arith_n=50, arith_tokens=48, parse_n=20, text_tokens=256,
                      json_tokens=96, long_horizon=100)
 "The committed run's settings (`data/real_backbone.json`), the same for every backbone; with the first 200 GSM8K test problems."
 
+# %% ../../nbs/experiments/12_real_backbone.ipynb #721a38b1
+def _piece(res: dict, json_path, key: str, fn) -> None:
+    "Run `fn` unless `res['seconds']` already holds `key`; record its seconds and rewrite `json_path` (a killed run keeps what finished)."
+    if key in res["seconds"]: return
+    t0 = time.time(); fn(); res["seconds"][key] = round(time.time() - t0, 1)
+    if json_path: write_json(json_path, res, indent=1)
+
+def _open_results(json_path) -> dict:
+    "The results so far: `json_path` read to resume (empty if absent), with every top-level section present."
+    res = json.loads(Path(json_path).read_text()) if json_path and Path(json_path).exists() else {}
+    for k in ("floors", "floors_long", "guards", "backbones", "seconds"): res.setdefault(k, {})
+    return res
+
+# %% ../../nbs/experiments/12_real_backbone.ipynb #b9cdc4ad
+def _floors(res: dict, kw: dict, layouts, seeds, work: Path) -> None:
+    "Into `res`: the floors and ceilings at `horizon` and `long_horizon` for each layout, and its guards (a file in `work`); `kw` holds `measure`'s arguments."
+    h, lh, s = kw["horizon"], kw["long_horizon"], kw["seed"]
+    for lay in layouts:
+        _piece(res, kw["json_path"], f"floors/{lay}", lambda: res["floors"].__setitem__(lay, {**floor_ceiling(lay, seeds, h, s), "horizon": h}))
+        _piece(res, kw["json_path"], f"floors_long/{lay}", lambda: res["floors_long"].__setitem__(lay, {**floor_ceiling(lay, seeds, lh, s), "horizon": lh}))
+        gp = work / f"guards_{lay}.json"
+        if not gp.exists(): res["guards"][lay] = make_guards(lay, gp, kw["guard_episodes"], h, s)
+
+# %% ../../nbs/experiments/12_real_backbone.ipynb #498d1b40
+def _settings(kw: dict, prompt_format: str) -> dict:
+    "A backbone's recorded settings from `measure`'s arguments `kw`, without those of the parts not in `kw['parts']`."
+    st = {k: kw[k] for k in ("episodes", "horizon", "obs")}
+    st["obs_form"] = "text" if prompt_format == "chat" else "compact"
+    st |= {k: kw[k] for k in ("primitive_layouts", "primitive_episodes", "primitive_horizon", "guard_episodes", "strat_games", "chain_tokens")}
+    st["gsm8k_n"] = len(kw["gsm8k_tasks"])
+    st |= {k: kw[k] for k in ("arith_n", "parse_n", "text_tokens", "arith_tokens", "json_tokens", "seed")}
+    st["overcooked_sampling"] = "temperature 1 (not greedy)"
+    for part, keys in (("text", ("gsm8k_n", "arith_n")), ("strategic", ("strat_games",)), ("parse", ("parse_n",))):
+        if part not in kw["parts"]: [st.pop(k) for k in keys]
+    return st
+
+# %% ../../nbs/experiments/12_real_backbone.ipynb #080adc89
+def _overcooked_arms(res: dict, kw: dict, r: dict, ad, layouts, seeds, work: Path) -> None:
+    "Into `r` (backbone `kw['name']`'s results): the primitive, options and guarded arms per layout, each a piece."
+    name, s = kw["name"], kw["seed"]
+    for lay in layouts:
+        oc = r.setdefault("overcooked", {}).setdefault(lay, {})
+        gp = str(work / f"guards_{lay}.json")
+        if lay in (kw["primitive_layouts"] or layouts):
+            piece_fn = lambda: oc.__setitem__("primitive", llm_primitive_rewards(ad, lay, seeds[:kw["primitive_episodes"]], kw["primitive_horizon"], seed=s))
+            _piece(res, kw["json_path"], f"{name}/{lay}/primitive", piece_fn)
+        args = (ad, lay, seeds[:kw["episodes"]], kw["horizon"])
+        _piece(res, kw["json_path"], f"{name}/{lay}/options", lambda: oc.__setitem__("options", llm_option_rewards(*args, None, kw["obs"], s)))
+        _piece(res, kw["json_path"], f"{name}/{lay}/guarded", lambda: oc.__setitem__("guarded", llm_option_rewards(*args, gp, kw["obs"], s)))
+
+# %% ../../nbs/experiments/12_real_backbone.ipynb #1118f0a7
+def _other_parts(res: dict, kw: dict, r: dict, ad) -> None:
+    "Into `r`: the strategic games, GSM8K and arithmetic, and the parse rates of backbone `kw['name']`, as `kw['parts']` asks."
+    from marl_llm.games.tasks import arithmetic_tasks
+    name, s, parts, jp = kw["name"], kw["seed"], kw["parts"], kw["json_path"]
+    for g in ("kuhn_poker", "tictactoe") if "strategic" in parts else ():
+        _piece(res, jp, f"{name}/{g}", lambda: r.setdefault("strategic", {}).__setitem__(g, strategic_eval(ad, g, kw["strat_games"], kw["strat_kinds"], kw["chain_tokens"], s)))
+    tx = r.setdefault("text", {})
+    if len(kw["gsm8k_tasks"]) and "text" in parts: _piece(res, jp, f"{name}/gsm8k", lambda: tx.__setitem__("gsm8k", text_accuracy(ad, list(kw["gsm8k_tasks"]), kw["text_tokens"])))
+    for terms in (2, 3) if "text" in parts else ():
+        _piece(res, jp, f"{name}/arith{terms}", lambda: tx.__setitem__(f"arith{terms}", text_accuracy(ad, arithmetic_tasks(kw["arith_n"], terms=terms, seed=s + terms), kw["arith_tokens"])))
+    if "parse" in parts: _piece(res, jp, f"{name}/parse", lambda: r.__setitem__("parse", parse_rates(ad, kw["parse_n"], s, kw["chain_tokens"], kw["json_tokens"])))
+
+# %% ../../nbs/experiments/12_real_backbone.ipynb #1be401b5
 def measure(name: str,                                          # the backbone (`load_backbone`'s name)
             json_path=None,                                     # results JSON: read to resume, rewritten after each piece
             gsm8k_tasks=(),                                     # GSM8K tasks for the text part (empty: skipped)
@@ -303,48 +369,21 @@ def measure(name: str,                                          # the backbone (
            ) -> dict:
     """Every measurement of backbone `name` (frozen) in `parts`, and the floors if missing; pieces already in the JSON are
     skipped and the JSON is rewritten after each one, so an interrupted run resumes where it stopped."""
+    kw = dict(locals())                                         # the arguments, for the pieces
     import tempfile
-    from marl_llm.games.tasks import arithmetic_tasks
     work = Path(work or tempfile.mkdtemp()); work.mkdir(parents=True, exist_ok=True)
-    res = json.loads(Path(json_path).read_text()) if json_path and Path(json_path).exists() else {}
-    for k in ("floors", "floors_long", "guards", "backbones", "seconds"): res.setdefault(k, {})
+    res = _open_results(json_path)
     seeds = [10_000 + k for k in range(max(episodes, primitive_episodes))]
-    def piece(key, fn):
-        if key in res["seconds"]: return
-        t0 = time.time(); fn(); res["seconds"][key] = round(time.time() - t0, 1)
-        if json_path: write_json(json_path, res, indent=1)
     layouts = list(layouts) if "overcooked" in parts else []
-    for lay in layouts:
-        piece(f"floors/{lay}", lambda: res["floors"].__setitem__(lay, {**floor_ceiling(lay, seeds[:episodes], horizon, seed), "horizon": horizon}))
-        piece(f"floors_long/{lay}", lambda: res["floors_long"].__setitem__(lay, {**floor_ceiling(lay, seeds[:episodes], long_horizon, seed), "horizon": long_horizon}))
-        gp = work / f"guards_{lay}.json"
-        if not gp.exists(): res["guards"][lay] = make_guards(lay, gp, guard_episodes, horizon, seed)
+    _floors(res, kw, layouts, seeds[:episodes], work)
     bb = load_backbone(name); ad = AgentAdapters(bb, ["agent_0", "agent_1"])
-    st = dict(episodes=episodes, horizon=horizon, obs=obs, obs_form="text" if bb.prompt_format == "chat" else "compact",
-              primitive_layouts=primitive_layouts,
-              primitive_episodes=primitive_episodes, primitive_horizon=primitive_horizon, guard_episodes=guard_episodes,
-              strat_games=strat_games, chain_tokens=chain_tokens, gsm8k_n=len(gsm8k_tasks), arith_n=arith_n, parse_n=parse_n,
-              text_tokens=text_tokens, arith_tokens=arith_tokens, json_tokens=json_tokens, seed=seed, overcooked_sampling="temperature 1 (not greedy)")
-    for part, keys in (("text", ("gsm8k_n", "arith_n")), ("strategic", ("strat_games",)), ("parse", ("parse_n",))):
-        if part not in parts: [st.pop(k) for k in keys]        # a part's settings come from the run that measured it
-    r = res["backbones"].setdefault(name, {"params": bb.num_parameters, "prompt_format": bb.prompt_format, "settings": st})
+    r = res["backbones"].setdefault(name, {"params": bb.num_parameters, "prompt_format": bb.prompt_format, "settings": _settings(kw, bb.prompt_format)})
     r["settings"]["layouts"] = sorted(set(r["settings"].get("layouts", [])) | set(layouts))
-    for lay in layouts:
-        oc = r.setdefault("overcooked", {}).setdefault(lay, {})
-        gp = str(work / f"guards_{lay}.json")
-        if lay in (primitive_layouts or layouts):
-            piece(f"{name}/{lay}/primitive", lambda: oc.__setitem__("primitive", llm_primitive_rewards(ad, lay, seeds[:primitive_episodes], primitive_horizon, seed=seed)))
-        piece(f"{name}/{lay}/options", lambda: oc.__setitem__("options", llm_option_rewards(ad, lay, seeds[:episodes], horizon, None, obs, seed)))
-        piece(f"{name}/{lay}/guarded", lambda: oc.__setitem__("guarded", llm_option_rewards(ad, lay, seeds[:episodes], horizon, gp, obs, seed)))
-    for g in ("kuhn_poker", "tictactoe") if "strategic" in parts else ():
-        piece(f"{name}/{g}", lambda: r.setdefault("strategic", {}).__setitem__(g, strategic_eval(ad, g, strat_games, strat_kinds, chain_tokens, seed)))
-    tx = r.setdefault("text", {})
-    if len(gsm8k_tasks) and "text" in parts: piece(f"{name}/gsm8k", lambda: tx.__setitem__("gsm8k", text_accuracy(ad, list(gsm8k_tasks), text_tokens)))
-    for terms in (2, 3) if "text" in parts else ():
-        piece(f"{name}/arith{terms}", lambda: tx.__setitem__(f"arith{terms}", text_accuracy(ad, arithmetic_tasks(arith_n, terms=terms, seed=seed + terms), arith_tokens)))
-    if "parse" in parts: piece(f"{name}/parse", lambda: r.__setitem__("parse", parse_rates(ad, parse_n, seed, chain_tokens, json_tokens)))
+    _overcooked_arms(res, kw, r, ad, layouts, seeds, work)
+    _other_parts(res, kw, r, ad)
     return res
 
+# %% ../../nbs/experiments/12_real_backbone.ipynb #5e71253e
 def merge_results(*parts: dict, # `measure` results, each of some pieces
                  ) -> dict:
     "Results of `measure` runs on disjoint pieces (e.g. one process per layout) merged into one (later parts win on a clash)."

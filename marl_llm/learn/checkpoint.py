@@ -17,7 +17,7 @@ from ..core.records import RunDir, get_rng_state, set_rng_state, write_json
 # %% auto #0
 __all__ = ['NonFiniteLoss', 'check_finite', 'CheckpointError', 'Checkpointer']
 
-# %% ../../nbs/learn/03_checkpoint.ipynb #603fb62e
+# %% ../../nbs/learn/03_checkpoint.ipynb #377c9b5e
 class NonFiniteLoss(RuntimeError):
     "A NaN or inf loss: the run stops and its last good checkpoint is kept as it is."
 
@@ -31,6 +31,7 @@ def check_finite(value,     # a loss or gradient norm (tensor or number)
         raise NonFiniteLoss(f"{what} is {v} at step {step}; stopping. The last good checkpoint is kept "
                             f"unchanged; resume from it with a lower learning rate or a stronger KL penalty.")
 
+# %% ../../nbs/learn/03_checkpoint.ipynb #d3049e55
 class CheckpointError(RuntimeError):
     "No intact checkpoint to resume from (the message lists each one and why it was refused)."
 
@@ -48,7 +49,9 @@ def _sha256(path: Path) -> str:
 
 class Checkpointer:
     "Save and restore adapters, optimisers, RNG states and the step inside a run directory; verify before loading."
-    def __init__(self, run: RunDir, keep: int = 2):
+    def __init__(self, run: RunDir, # the run directory (checkpoints go to its `checkpoints/`)
+                 keep: int = 2, # checkpoints kept (older ones pruned)
+                ):
         if keep < 1: raise ValueError(f"keep must be >= 1, got {keep}")
         self.run, self.keep = run, keep
         self.dir = run.path / "checkpoints"

@@ -16,7 +16,7 @@ from ..core.records import Episode, Turn, team_reward
 # %% auto #0
 __all__ = ['CreditStats', 'group_normalise', 'magrpo_credit', 'decision_returns', 'pa_magrpo_credit']
 
-# %% ../../nbs/learn/01_credit.ipynb #acb2da7d
+# %% ../../nbs/learn/01_credit.ipynb #f4795d29
 @dataclass
 class CreditStats:
     "What a credit pass saw: groups used and skipped (zero variance), advantages clipped, advantage moments."
@@ -26,9 +26,12 @@ class CreditStats:
     n: int = 0
     mean: float = 0.0
     std: float = 0.0
-    def as_dict(self, prefix: str = "adv/") -> dict:
+    def as_dict(self, prefix: str = "adv/", # put before each field's name (metrics-row keys)
+               ) -> dict:
+        "The stats as metrics-row fields."
         return {prefix + k: v for k, v in self.__dict__.items()}
 
+# %% ../../nbs/learn/01_credit.ipynb #02f412ea
 def group_normalise(values: Sequence[float],  # one value per rollout (or turn)
                     keys: Sequence[Hashable],  # its group: values are normalised among equal keys
                     clip: float = 5.0,         # clip the normalised values to [-clip, clip] (None: no clip)

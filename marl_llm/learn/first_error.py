@@ -14,10 +14,10 @@ from ..models.adapters import BASE
 from .teams import Team
 
 # %% auto #0
-__all__ = ['JUDGE_TEMPLATE', 'rule_prm', 'check_scores', 'message_signals', 'JudgePRM', 'batch_signals', 'spread_signals',
+__all__ = ['JUDGE_TEMPLATE', 'rule_prm', 'check_scores', 'message_signals', 'JudgePRM', 'spread_signals', 'batch_signals',
            'signal_advantages', 'signals_html', 'first_error', 'repair_pairs', 'dpo_update', 'outcome_pairs']
 
-# %% ../../nbs/learn/11_first_error.ipynb #51dbc806
+# %% ../../nbs/learn/11_first_error.ipynb #422f16f4
 from ..games.tasks import Task, extract_answer, normalise_number
 
 def rule_prm(task: Task, # the task (its gold `steps`, or its `answer`)
@@ -38,6 +38,7 @@ def rule_prm(task: Task, # the task (its gold `steps`, or its `answer`)
         prev, last = v, text
     return out
 
+# %% ../../nbs/learn/11_first_error.ipynb #98254195
 def check_scores(scores, # what a PRM returned
                  n: int, # the number of messages it scored
                 ) -> list[float]:
@@ -52,6 +53,7 @@ def check_scores(scores, # what a PRM returned
         out.append(x)
     return out
 
+# %% ../../nbs/learn/11_first_error.ipynb #c82f7846
 def message_signals(credit: float,   # the agent's credit (its Shapley value)
                     scores,          # its messages' PRM scores in [-1, 1]
                    ) -> list[float]:
@@ -94,7 +96,18 @@ class JudgePRM:
             out.append(v - prev); prev = v
         return out
 
-# %% ../../nbs/learn/11_first_error.ipynb #dc306deb
+# %% ../../nbs/learn/11_first_error.ipynb #219494c7
+def spread_signals(turns,         # the batch's turns, each with `info['prm']`
+                   credit: dict,  # agent -> its credit per episode
+                   episodes: int, # episodes in the batch
+                  ) -> None:
+    "Each agent's credit times `episodes` spread over its turns by their PRM scores (`info['prm']`) into `info['signal']`."
+    for a in dict.fromkeys(t.agent for t in turns):
+        mine = [t for t in turns if t.agent == a]
+        for t, s in zip(mine, message_signals(float(credit.get(a, 0.0)) * episodes, [t.info["prm"] for t in mine])):
+            t.info["signal"] = s
+
+# %% ../../nbs/learn/11_first_error.ipynb #036a286d
 def batch_signals(episodes,     # team episodes (`meta['outputs']`)
                   tasks,        # the task of each episode, in the same order
                   credit: dict, # agent -> its credit (Shapley value)
@@ -110,16 +123,7 @@ def batch_signals(episodes,     # team episodes (`meta['outputs']`)
     spread_signals([t for ts in turns for t in ts], credit, len(episodes))
     return [[t.info["signal"] for t in ts] for ts in turns]
 
-def spread_signals(turns,         # the batch's turns, each with `info['prm']`
-                   credit: dict,  # agent -> its credit per episode
-                   episodes: int, # episodes in the batch
-                  ) -> None:
-    "Each agent's credit times `episodes` spread over its turns by their PRM scores (`info['prm']`) into `info['signal']`."
-    for a in dict.fromkeys(t.agent for t in turns):
-        mine = [t for t in turns if t.agent == a]
-        for t, s in zip(mine, message_signals(float(credit.get(a, 0.0)) * episodes, [t.info["prm"] for t in mine])):
-            t.info["signal"] = s
-
+# %% ../../nbs/learn/11_first_error.ipynb #2b0206fc
 def signal_advantages(turns,       # turns with `info['signal']`
                       clip: float, # advantages are clipped to [-clip, clip]
                      ) -> float:
@@ -128,6 +132,7 @@ def signal_advantages(turns,       # turns with `info['signal']`
     for t in turns: t.info["adv"] = float(np.clip(t.info["signal"] / scale, -clip, clip))
     return scale
 
+# %% ../../nbs/learn/11_first_error.ipynb #e7d816ca
 def signals_html(ep,                     # a team episode with signals on its turns
                  task: Task | None = None, # its task (None: the header shows `meta['task']`)
                 ) -> str:
@@ -146,7 +151,7 @@ def signals_html(ep,                     # a team episode with signals on its tu
     return (head + "<table style='font-size:13px;border-spacing:10px 2px'><tr style='color:#666'><th>step</th><th>agent</th>"
             "<th>said</th><th>PRM</th><th>signal</th></tr>" + "".join(rows) + "</table>")
 
-# %% ../../nbs/learn/11_first_error.ipynb #606c0920
+# %% ../../nbs/learn/11_first_error.ipynb #e586c3e3
 import torch
 from .teams import handoff_prompt
 
@@ -155,10 +160,23 @@ def first_error(scores, # one PRM score per message
     "The index of the first message the PRM marks wrong (score < 0), or None."
     return next((k for k, q in enumerate(scores) if q < 0), None)
 
-def repair_pairs(team: Team, episodes, tasks,
+# %% ../../nbs/learn/11_first_error.ipynb #cd23470f
+def _candidates(comp, task: Task, before, prompt: str, budget: int, rng, gen, temperature: float, max_new_tokens: int) -> list[str]:
+    "`budget` first lines `comp` writes after the messages `before`: a scripted member's function, or one batched sample of its adapter."
+    if comp.adapters is None: return [str(comp.fn(task, list(before), rng)).split("\n")[0] for _ in range(budget)]
+    return [s.text.split("\n")[0] for s in sample_texts(comp.adapters, [comp.name] * budget, [prompt] * budget,
+                                                        max_new_tokens, temperature, generator=gen)]
+
+# %% ../../nbs/learn/11_first_error.ipynb #31ed4372
+def repair_pairs(team: Team,                # the team that played (its components write the candidates)
+                 episodes,                  # `team_rollout` episodes
+                 tasks,                     # the task of each episode, in the same order
                  prm=rule_prm,              # the PRM that marks wrong steps and accepts repairs
                  budget: int = 8,           # candidates per repair (>= 1)
-                 seed: int = 0, temperature: float = 1.0, max_new_tokens: int = 8) -> tuple[list[dict], dict]:
+                 seed: int = 0,             # seeds the candidates (scripted members' rng, the sampler)
+                 temperature: float = 1.0,  # sampling temperature of LLM members' candidates
+                 max_new_tokens: int = 8,   # tokens per LLM candidate
+                ) -> tuple[list[dict], dict]:
     "DPO pairs (prompt, chosen = repaired message, rejected = first wrong one) from failed episodes, and counts."
     if not isinstance(budget, int) or budget < 1: raise ValueError(f"the repair budget must be >= 1 candidate, got {budget!r}")
     rng, gen = np.random.default_rng(seed), torch.Generator().manual_seed(seed)
@@ -172,9 +190,7 @@ def repair_pairs(team: Team, episodes, tasks,
         st["located"] += 1
         comp = team.components[sorted(ep.all_turns(), key=lambda t: t.t)[k].info["component"]]
         prompt = handoff_prompt(task.prompt, outs[:k], team.label)
-        if comp.adapters is None: cands = [str(comp.fn(task, list(outs[:k]), rng)).split("\n")[0] for _ in range(budget)]
-        else: cands = [s.text.split("\n")[0] for s in sample_texts(comp.adapters, [comp.name] * budget, [prompt] * budget,
-                                                                   max_new_tokens, temperature, generator=gen)]
+        cands = _candidates(comp, task, outs[:k], prompt, budget, rng, gen, temperature, max_new_tokens)
         for n, c in enumerate(cands, 1):
             if check_scores(prm(task, list(outs[:k]) + [c]), k + 1)[k] >= 0:
                 pairs.append({"prompt": prompt, "chosen": c, "rejected": outs[k], "agent": comp.name, "step": k, "candidates": n})
@@ -183,47 +199,70 @@ def repair_pairs(team: Team, episodes, tasks,
         else: st["candidates"] += budget
     return pairs, st
 
-# %% ../../nbs/learn/11_first_error.ipynb #dbf9f0f1
+# %% ../../nbs/learn/11_first_error.ipynb #242f324d
 from .losses import dpo_loss
 from ..models.sampling import completion_logprobs
 from ..models.prompts import format_prompts
 
 def _ids(tok, text: str, eos: int) -> list[int]:
+    "The tokens of a completion `text`, then EOS."
     return tok(text, add_special_tokens=False)["input_ids"] + [eos]
 
-def dpo_update(adapters, optimizers: dict,     # `AgentAdapters` and one optimiser per agent
-               pairs: list[dict],              # {"prompt", "chosen", "rejected", "agent"} (e.g. `repair_pairs`)
-               beta: float = 0.1, epochs: int = 2, batch: int = 16, max_grad_norm: float = 1.0, seed: int = 0) -> dict:
+def _dpo_rows(adapters, pairs: list[dict]) -> tuple[list, list, list]:
+    "Each pair's prompt (formatted as the methods send it), chosen and rejected completion, as token ids."
+    tok, eos = adapters.backbone.tokenizer, adapters.backbone.tokenizer.eos_token_id
+    prompts = [tok(text)["input_ids"] for text in format_prompts(adapters.backbone, [p["prompt"] for p in pairs])]
+    return prompts, [_ids(tok, p["chosen"], eos) for p in pairs], [_ids(tok, p["rejected"], eos) for p in pairs]
+
+def _seq_lp(adapters, rows: tuple, idx, names) -> tuple[torch.Tensor, torch.Tensor]:
+    "Sequence log-probs of the chosen and of the rejected completions of pairs `idx` (under adapters `names`), in ONE forward."
+    prompts, chosen, rejected = rows
+    lp, mask = completion_logprobs(adapters, [names[i] for i in idx] * 2, [prompts[i] for i in idx] * 2,
+                                   [chosen[i] for i in idx] + [rejected[i] for i in idx])
+    s = (lp * mask).sum(1)
+    return s[:len(idx)], s[len(idx):]
+
+# %% ../../nbs/learn/11_first_error.ipynb #23a54677
+def _dpo_minibatch(adapters, optimizers: dict, agents: list, b: list, c, r, ref_c, ref_r, beta: float,
+                   max_grad_norm: float, stats: dict) -> None:
+    "One optimiser step per agent with rows in minibatch `b`: each agent's DPO loss on its own rows (adapters are disjoint)."
+    here = list(dict.fromkeys(agents[i] for i in b))
+    total = 0.0
+    for a in here:                                   # each agent's loss on its own rows; adapters are disjoint
+        m = torch.tensor([agents[i] == a for i in b])
+        loss, st = dpo_loss(c[m], r[m], ref_c[b][m], ref_r[b][m], beta)
+        total = total + loss; stats[a].append(st)
+    for a in here: optimizers[a].zero_grad()
+    total.backward()
+    for a in here:
+        torch.nn.utils.clip_grad_norm_(adapters.parameters(a), max_grad_norm)
+        optimizers[a].step()
+
+# %% ../../nbs/learn/11_first_error.ipynb #4a3cb8be
+def dpo_update(adapters,                 # `AgentAdapters`: one adapter per agent on the shared base
+               optimizers: dict,         # one optimiser per agent
+               pairs: list[dict],        # {"prompt", "chosen", "rejected", "agent"} (e.g. `repair_pairs`)
+               beta: float = 0.1,        # the DPO temperature
+               epochs: int = 2,          # passes over the pairs
+               batch: int = 16,          # pairs per minibatch (all agents' rows in one forward)
+               max_grad_norm: float = 1.0, # each agent's gradient norm is clipped to this
+               seed: int = 0,            # seeds the minibatch order
+              ) -> dict:
     "DPO on every agent's pairs against the base (adapters off): one forward per minibatch for all agents; per-agent stats."
     if not pairs: return {}
-    tok, eos, rng = adapters.backbone.tokenizer, adapters.backbone.tokenizer.eos_token_id, np.random.default_rng(seed)
+    rng = np.random.default_rng(seed)
     agents, n = [p["agent"] for p in pairs], len(pairs)
-    prompts = [tok(text)["input_ids"] for text in format_prompts(adapters.backbone, [p["prompt"] for p in pairs])]
-    chosen, rejected = [_ids(tok, p["chosen"], eos) for p in pairs], [_ids(tok, p["rejected"], eos) for p in pairs]
-    def seq_lp(idx, names):                                  # chosen and rejected of pairs `idx` in ONE forward
-        lp, mask = completion_logprobs(adapters, [names[i] for i in idx] * 2, [prompts[i] for i in idx] * 2,
-                                       [chosen[i] for i in idx] + [rejected[i] for i in idx])
-        s = (lp * mask).sum(1)
-        return s[:len(idx)], s[len(idx):]
-    with torch.no_grad(): ref_c, ref_r = seq_lp(range(n), [BASE] * n)                 # the reference: the base
+    rows = _dpo_rows(adapters, pairs)
+    with torch.no_grad(): ref_c, ref_r = _seq_lp(adapters, rows, range(n), [BASE] * n)   # the reference: the base
     stats: dict = {a: [] for a in dict.fromkeys(agents)}
     for _ in range(epochs):
         for b in np.array_split(rng.permutation(n), max(1, math.ceil(n / batch))):
             b = b.tolist()
-            c, r = seq_lp(b, agents)
-            here = list(dict.fromkeys(agents[i] for i in b))
-            total = 0.0
-            for a in here:                                   # each agent's loss on its own rows; adapters are disjoint
-                m = torch.tensor([agents[i] == a for i in b])
-                loss, st = dpo_loss(c[m], r[m], ref_c[b][m], ref_r[b][m], beta)
-                total = total + loss; stats[a].append(st)
-            for a in here: optimizers[a].zero_grad()
-            total.backward()
-            for a in here:
-                torch.nn.utils.clip_grad_norm_(adapters.parameters(a), max_grad_norm)
-                optimizers[a].step()
+            c, r = _seq_lp(adapters, rows, b, agents)
+            _dpo_minibatch(adapters, optimizers, agents, b, c, r, ref_c, ref_r, beta, max_grad_norm, stats)
     return {a: {k: float(np.mean([x[k] for x in st])) for k in st[0]} for a, st in stats.items() if st}
 
+# %% ../../nbs/learn/11_first_error.ipynb #f851acb5
 def outcome_pairs(team: Team, # the team that played (components, label)
                   episodes,   # `team_rollout` episodes (`meta['group']` indexes `tasks`)
                   tasks,      # the tasks they were played on

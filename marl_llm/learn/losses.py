@@ -51,7 +51,15 @@ def _log_ratio(logp, old_logp, mask, level: str, log_ratio_clamp: float) -> torc
     return log_ratio
 
 
-# %% ../../nbs/learn/02_losses.ipynb #dd49ed15
+# %% ../../nbs/learn/02_losses.ipynb #292b6f29
+@torch.no_grad()
+def _ratio_stats(pg_loss: torch.Tensor, ratio: torch.Tensor, mask: torch.Tensor, eps_low: float, eps_high: float) -> dict:
+    "`pg_loss`'s value, the share of (masked) tokens whose ratio is outside [1 - eps_low, 1 + eps_high], and the mean ratio."
+    outside = (ratio < 1 - eps_low) | (ratio > 1 + eps_high)
+    return {"pg_loss": float(pg_loss.detach()), "clip_frac": float(masked_mean(outside.to(ratio.dtype), mask)),
+            "ratio": float(masked_mean(ratio, mask))}
+
+# %% ../../nbs/learn/02_losses.ipynb #a025abe6
 def policy_loss(logp: torch.Tensor,                  # [B, T] (or [B]) log-probs of the taken tokens under the policy
                 old_logp: torch.Tensor,              # the same under the behaviour policy (detached)
                 adv: torch.Tensor,                   # [B] one advantage per sequence
@@ -81,12 +89,7 @@ def policy_loss(logp: torch.Tensor,                  # [B, T] (or [B]) log-probs
     pg = -torch.minimum(unclipped, clipped)
     # per-sequence mean over its tokens, then mean over sequences (each sequence weighs the same)
     pg_loss = masked_mean(pg, mask, dim=1).mean()
-    loss, stats = pg_loss, {}
-    with torch.no_grad():
-        stats["pg_loss"] = float(pg_loss.detach())
-        outside = (ratio < 1 - eps_low) | (ratio > 1 + eps_high)
-        stats["clip_frac"] = float(masked_mean(outside.to(logp.dtype), mask))
-        stats["ratio"] = float(masked_mean(ratio, mask))
+    loss, stats = pg_loss, _ratio_stats(pg_loss, ratio, mask, eps_low, eps_high)
     if ref_logp is not None:
         kl = masked_mean(k3_kl(logp, ref_logp.detach()), mask, dim=1).mean()
         loss = loss + kl_coef * kl
@@ -98,10 +101,13 @@ def policy_loss(logp: torch.Tensor,                  # [B, T] (or [B]) log-probs
     stats["loss"] = float(loss.detach())
     return loss, stats
 
-# %% ../../nbs/learn/02_losses.ipynb #f7eb283b
-def dpo_loss(chosen: torch.Tensor, rejected: torch.Tensor,          # [B] sequence log-probs under the policy
-             ref_chosen: torch.Tensor, ref_rejected: torch.Tensor,  # [B] the same under the reference (no grad)
-             beta: float = 0.1) -> tuple[torch.Tensor, dict]:
+# %% ../../nbs/learn/02_losses.ipynb #8ff01dda
+def dpo_loss(chosen: torch.Tensor,       # [B] sequence log-probs of the chosen completions under the policy
+             rejected: torch.Tensor,     # [B] the same of the rejected completions
+             ref_chosen: torch.Tensor,   # [B] the chosen ones' under the reference (no grad)
+             ref_rejected: torch.Tensor, # [B] the rejected ones' under the reference (no grad)
+             beta: float = 0.1,          # the DPO temperature
+            ) -> tuple[torch.Tensor, dict]:
     "DPO: -log sigmoid(beta * ((pi_c - ref_c) - (pi_r - ref_r))), averaged; stats: loss, margin, accuracy."
     margin = (chosen - ref_chosen.detach()) - (rejected - ref_rejected.detach())   # implicit reward margin / beta
     loss = -torch.nn.functional.logsigmoid(beta * margin).mean()

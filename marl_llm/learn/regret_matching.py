@@ -15,7 +15,7 @@ from fastcore.basics import patch
 # %% auto #0
 __all__ = ['RegretTable', 'self_play', 'loglog_slope']
 
-# %% ../../nbs/learn/09_regret_matching.ipynb #4b590b37
+# %% ../../nbs/learn/09_regret_matching.ipynb #b18dd444
 class RegretTable:
     "Tabular regret matching over a fixed list of `actions`, one cumulative-regret vector per hashable state."
     def __init__(self,
@@ -37,34 +37,44 @@ class RegretTable:
 
     def _uniform(self) -> np.ndarray: return np.full(len(self.actions), 1.0 / len(self.actions))
 
-    def probs(self, state) -> np.ndarray:
+    def probs(self, state, # a hashable decision state
+             ) -> np.ndarray:
         "The current strategy at `state` as an array in the order of `actions`."
         r = self.regret.get(state)
         if r is None: return self._uniform()
         pos = np.maximum(r, 0.0)
         return pos / pos.sum() if pos.sum() > 0 else self._uniform()
 
-    def average_probs(self, state) -> np.ndarray:
+    def average_probs(self, state, # a hashable decision state
+                     ) -> np.ndarray:
         "The average strategy at `state` as an array in the order of `actions` (uniform before any update)."
         s = self.strategy_sum.get(state)
         return s / s.sum() if s is not None and s.sum() > 0 else self._uniform()
 
-    def strategy(self, state) -> dict:
-        "The current strategy at `state`: proportional to the positive cumulative regrets, uniform if none is positive."
-        return dict(zip(self.actions, self.probs(state).tolist()))
-
-    def average_strategy(self, state) -> dict:
-        "The average of the strategies played at `state` (uniform before the first update)."
-        return dict(zip(self.actions, self.average_probs(state).tolist()))
-
-    def push(self, state, regrets:dict):
-        "Add `regrets` (action -> amount) to the cumulative regrets at `state`: a prior, or a push away from uniform."
-        self._ensure(state)
-        for a, r in regrets.items(): self.regret[state][self.actions.index(a)] += float(r)
-
-# %% ../../nbs/learn/09_regret_matching.ipynb #31b7e9fe
+# %% ../../nbs/learn/09_regret_matching.ipynb #ba0575ba
 @patch
-def update(self:RegretTable, state,
+def strategy(self:RegretTable, state, # a hashable decision state
+            ) -> dict:
+    "The current strategy at `state`: proportional to the positive cumulative regrets, uniform if none is positive."
+    return dict(zip(self.actions, self.probs(state).tolist()))
+
+@patch
+def average_strategy(self:RegretTable, state, # a hashable decision state
+                    ) -> dict:
+    "The average of the strategies played at `state` (uniform before the first update)."
+    return dict(zip(self.actions, self.average_probs(state).tolist()))
+
+@patch
+def push(self:RegretTable, state,       # a hashable decision state
+         regrets:dict, # action -> the regret added
+        ):
+    "Add `regrets` (action -> amount) to the cumulative regrets at `state`: a prior, or a push away from uniform."
+    self._ensure(state)
+    for a, r in regrets.items(): self.regret[state][self.actions.index(a)] += float(r)
+
+# %% ../../nbs/learn/09_regret_matching.ipynb #053fc1c8
+@patch
+def update(self:RegretTable, state, # a hashable decision state
             values:dict,  # action -> counterfactual value of taking it at `state`; every action needed
            ) -> float:
     "One regret-matching step at `state`; returns the current strategy's expected value."
@@ -82,7 +92,7 @@ def update(self:RegretTable, state,
     return ev
 
 @patch
-def sample(self:RegretTable, state,
+def sample(self:RegretTable, state, # a hashable decision state
             rng:np.random.Generator,  # the training run's generator
            ):
     "Training: an action drawn from the current strategy at `state`."

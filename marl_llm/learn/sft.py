@@ -18,7 +18,42 @@ from ..games.tasks import TextTaskConfig, make_tasks, task_pool
 # %% auto #0
 __all__ = ['sft_warm_start', 'sft_losses', 'warm_base']
 
-# %% ../../nbs/learn/06_sft.ipynb #fc49b01e
+# %% ../../nbs/learn/06_sft.ipynb #b83e57bd
+def _sft_dataset(bb, pairs: Sequence[tuple[str, str]]):
+    "A `datasets.Dataset` of `pairs`: prompts formatted as the RL methods send them (`format_prompts`), completions as `completion_text` writes them."
+    from datasets import Dataset
+    fmt = bb.prompt_format                                              # the prompts exactly as the RL methods send them
+    prompts = format_prompts(bb, [p for p, _ in pairs])
+    return Dataset.from_list([{"prompt": p, "completion": completion_text(c, fmt)} for p, (_, c) in zip(prompts, pairs)])
+
+# %% ../../nbs/learn/06_sft.ipynb #47686de4
+def _sft_trainer(bb, ds, out: Path, device: str, seed: int, epochs: float, max_steps: int, lr: float, batch: int,
+                 scheduler: str, warmup_steps: int, quiet: bool):
+    "TRL's `SFTTrainer` on `ds` for the base weights of `bb` (its scratch files in `out`), with the warm start's settings."
+    from trl import SFTConfig, SFTTrainer
+    args = SFTConfig(output_dir=str(out), num_train_epochs=epochs, max_steps=max_steps, learning_rate=lr,
+                     per_device_train_batch_size=batch, lr_scheduler_type=scheduler, warmup_steps=warmup_steps,
+                     logging_steps=5, save_strategy="no", report_to=[], seed=seed, data_seed=seed,
+                     use_cpu=str(device) == "cpu", dataloader_num_workers=0, disable_tqdm=quiet, max_length=512)
+    trainer = SFTTrainer(model=bb.model, args=args, train_dataset=ds, processing_class=bb.tokenizer)
+    if quiet:
+        from transformers.trainer_callback import PrinterCallback
+        trainer.remove_callback(PrinterCallback)                         # no log lines printed either
+    return trainer
+
+# %% ../../nbs/learn/06_sft.ipynb #fcca6fbd
+def _save_warm_start(bb, trainer, work: Path, out: Path, info: dict) -> None:
+    "Save the trained base and its tokenizer with `sft_log.json` (`info` and TRL's log) in `work`, then move it to `out` atomically."
+    bb.model.eval()
+    model = work / "model"
+    bb.model.save_pretrained(model); bb.tokenizer.save_pretrained(model)
+    write_json(model / "sft_log.json", {**info, "log": trainer.state.log_history})
+    if out.exists(): shutil.rmtree(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(model, out)
+    shutil.rmtree(work, ignore_errors=True)
+
+# %% ../../nbs/learn/06_sft.ipynb #47b4d7ee
 def sft_warm_start(backbone: str,                         # 'tiny', an HF id or a local path: the model to fine-tune
                    pairs: Sequence[tuple[str, str]],      # (prompt, completion) pairs
                    out: str | Path,                       # the folder to write (returned as is if it holds a finished warm start)
@@ -46,34 +81,19 @@ def sft_warm_start(backbone: str,                         # 'tiny', an HF id or 
     if quiet: datasets.disable_progress_bars()                          # the dataset preparation bars too
     seed_everything(seed)
     bb = load_backbone(backbone, device=device, seed=seed, prompt_format=prompt_format)
-    fmt = bb.prompt_format                                              # the prompts exactly as the RL methods send them
-    prompts = format_prompts(bb, [p for p, _ in pairs])
-    ds = Dataset.from_list([{"prompt": p, "completion": completion_text(c, fmt)} for p, (_, c) in zip(prompts, pairs)])
+    ds = _sft_dataset(bb, pairs)
     work = out.parent / f".{out.name}.{uuid.uuid4().hex[:8]}"
-    args = SFTConfig(output_dir=str(work / "trainer"), num_train_epochs=epochs, max_steps=max_steps, learning_rate=lr,
-                     per_device_train_batch_size=batch, lr_scheduler_type=scheduler, warmup_steps=warmup_steps,
-                     logging_steps=5, save_strategy="no", report_to=[], seed=seed, data_seed=seed,
-                     use_cpu=str(device) == "cpu", dataloader_num_workers=0, disable_tqdm=quiet, max_length=512)
-    trainer = SFTTrainer(model=bb.model, args=args, train_dataset=ds, processing_class=bb.tokenizer)
-    if quiet:
-        from transformers.trainer_callback import PrinterCallback
-        trainer.remove_callback(PrinterCallback)                         # no log lines printed either
+    trainer = _sft_trainer(bb, ds, work / "trainer", device, seed, epochs, max_steps, lr, batch, scheduler, warmup_steps, quiet)
     t0 = time.time()
     try: trainer.train()
     finally:
         if quiet: datasets.enable_progress_bars()
-    bb.model.eval()
-    model = work / "model"
-    bb.model.save_pretrained(model); bb.tokenizer.save_pretrained(model)
-    write_json(model / "sft_log.json", {"pairs": len(pairs), "seconds": round(time.time() - t0, 2), "backbone": backbone,
-                                        "settings": dict(epochs=epochs, max_steps=max_steps, lr=lr, batch=batch, seed=seed,
-                                                         scheduler=scheduler), "log": trainer.state.log_history})
-    if out.exists(): shutil.rmtree(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(model, out)
-    shutil.rmtree(work, ignore_errors=True)
+    _save_warm_start(bb, trainer, work, out, {"pairs": len(pairs), "seconds": round(time.time() - t0, 2), "backbone": backbone,
+                                              "settings": dict(epochs=epochs, max_steps=max_steps, lr=lr, batch=batch, seed=seed,
+                                                               scheduler=scheduler)})
     return out
 
+# %% ../../nbs/learn/06_sft.ipynb #0d0e0f9c
 def sft_losses(path: str | Path, # the warm start's folder (its `sft_log.json`)
               ) -> list[float]:
     "The training losses TRL logged during the warm start saved in `path` (its mean loss if the run was too short to log)."

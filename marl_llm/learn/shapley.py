@@ -88,7 +88,7 @@ def shapley_exact(game: CoalitionGame, # n <= `EXACT_MAX` players
                 phi[i] += w * (game(S + (i,)) - game(S))                          # marginal contribution of i to S
     return phi
 
-# %% ../../nbs/learn/10_shapley.ipynb #5680a67d
+# %% ../../nbs/learn/10_shapley.ipynb #95230718
 @dataclass
 class ShapleyResult:
     "Shapley values of a game: `phi` per player, its standard error (0 when exact), and the cost."
@@ -103,7 +103,8 @@ class ShapleyResult:
         return {"phi": self.phi.tolist(), "stderr": self.stderr.tolist(), "exact": self.exact,
                 "evaluations": self.evaluations, "permutations": self.permutations, "names": self.names}
 
-def shapley_mc(game: CoalitionGame,
+# %% ../../nbs/learn/10_shapley.ipynb #2ec050ee
+def shapley_mc(game: CoalitionGame,   # the game (its values cached and counted)
                samples: int,            # permutations (with antithetic: pairs count as two)
                seed: int = 0,           # seeds the permutations
                antithetic: bool = False, # pair each permutation with its reverse
@@ -132,9 +133,12 @@ def shapley_mc(game: CoalitionGame,
     se = draws.std(0, ddof=1) / np.sqrt(len(draws)) if len(draws) > 1 else np.full(n, np.nan)
     return ShapleyResult(marg.mean(0), se, False, game.evaluations, len(perms), game.names)
 
-def shapley(game: CoalitionGame,
+# %% ../../nbs/learn/10_shapley.ipynb #7ab396c8
+def shapley(game: CoalitionGame,      # the game
             samples: int | None = None,  # None: exact when n <= EXACT_MAX; else this many permutations
-            seed: int = 0, antithetic: bool = False) -> ShapleyResult:
+            seed: int = 0,               # seeds the permutations
+            antithetic: bool = False,    # pair each permutation with its reverse
+           ) -> ShapleyResult:
     "Shapley values: exact over all coalitions for small teams, Monte Carlo permutations otherwise."
     if samples is None and game.n > EXACT_MAX:
         raise ValueError(f"n={game.n} > {EXACT_MAX}: exact Shapley needs 2^{game.n} coalitions; pass samples=")
@@ -183,7 +187,7 @@ def team_game(team: Team,         # the team whose members are the players
         return float(np.mean([ep.meta["team_reward"] for ep in team_rollout(t, tasks, group=group, seed=seed, **rollout_kw)]))
     return CoalitionGame(team.n, value, names=[c.name for c in team.components])
 
-# %% ../../nbs/learn/10_shapley.ipynb #c0a62351
+# %% ../../nbs/learn/10_shapley.ipynb #afebc108
 from ..core.config import ConfigError, arg
 
 @dataclass
@@ -192,7 +196,9 @@ class ShapleyFields:
     shapley_stand_in: str = arg("null", "shapley credit: who replaces members outside a coalition: null, base or random")
     shapley_samples: int | None = arg(None, "shapley credit: permutations per estimate (None: exact, n <= 8)")
 
-    def check_shapley(self, n: int, used: bool = True):
+    def check_shapley(self, n: int,         # the team's size
+                      used: bool = True, # the run's credit is Shapley (else only the fields' own values are checked)
+                     ):
         "Validate the fields for a team of `n` members, `used` when the run's credit is Shapley (one line naming the bad value)."
         if self.shapley_stand_in not in STAND_INS:
             raise ConfigError(f"unknown shapley_stand_in {self.shapley_stand_in!r}; valid: {list(STAND_INS)}")

@@ -58,7 +58,7 @@ def handoff_prompt(task_prompt: str,        # the task
     return Prompt(transcript(task_prompt, outputs, label), cue=f"\n{label} {k}:",
                   instruct=f"Write {label} {k} only: one short line, nothing else.")
 
-# %% ../../nbs/learn/07_teams.ipynb #8a9f68a1
+# %% ../../nbs/learn/07_teams.ipynb #6d566085
 @dataclass(eq=False)
 class Component:
     "One member of a team: adapter `name` on `adapters` (whose backbone may differ from the other members')."
@@ -76,6 +76,7 @@ class Scripted:
     fn: Callable[[Task, list, np.random.Generator], str]
     adapters = None
 
+# %% ../../nbs/learn/07_teams.ipynb #648613b3
 @dataclass
 class Team:
     "Components in a text hand-off chain, with the router that orders them."
@@ -101,16 +102,42 @@ class Team:
         "The distinct adapter names, in component order (the policies that get trained)."
         return list(dict.fromkeys(c.name for c in self.components))
 
-    def order(self, episode: int, rng: np.random.Generator | None = None) -> list[int]:
+    def order(self, episode: int,                           # the episode's index
+              rng: np.random.Generator | None = None,       # the random router's generator
+             ) -> list[int]:
+        "The component index acting at each turn of episode `episode` (`route`)."
         return route(self.router, self.n, self.n_turns, episode, rng)
 
-    def replace(self, i: int, component: Component) -> "Team":
+    def replace(self, i: int,             # the index of the component to swap
+                component: Component,     # the newcomer
+               ) -> "Team":
         "A copy of the team with component `i` swapped for `component`."
         if not 0 <= i < self.n: raise ValueError(f"component index {i} out of range 0..{self.n - 1}")
         comps = list(self.components); comps[i] = component
         return dataclasses.replace(self, components=comps)
 
-# %% ../../nbs/learn/07_teams.ipynb #375c4a22
+# %% ../../nbs/learn/07_teams.ipynb #e1cc4a1c
+def _start_episodes(team: Team, tasks: Sequence[Task], group: int, rng: np.random.Generator) -> tuple[list, list, list, list]:
+    "`group` empty episodes per task, each with its component order (`team.order`): episodes, outputs, orders and each one's task index."
+    eps, outs, orders, task_of = [], [], [], []
+    for j, task in enumerate(tasks):
+        for _ in range(group):
+            e = len(eps)
+            order = team.order(e, rng)
+            eps.append(Episode(team.agents, meta={"group": j, "task": task.id, "answer": task.answer,
+                                                  "order": [team.components[c].name for c in order]}))
+            outs.append([]); orders.append(order); task_of.append(j)
+    return eps, outs, orders, task_of
+
+def _grade_episodes(team: Team, eps, tasks, outs, grade: str) -> None:
+    "The team reward of each episode (its `tasks[e]`'s verifier on the last message, or on all of them), on its last turn and in `meta`."
+    for ep, task, out in zip(eps, tasks, outs):
+        r = task.verify(out[-1] if grade == "last" else "\n".join(out))
+        last = ep.turns[ep.meta["order"][-1]][-1]
+        last.reward, last.done = r, True
+        ep.meta.update(team_reward=r, outputs=out, transcript=transcript(task.prompt, out, team.label))
+
+# %% ../../nbs/learn/07_teams.ipynb #068483e6
 def team_rollout(team: Team,             # the components, their router and number of turns
                  tasks: Sequence[Task],  # the tasks; episode `meta['group']` is the task's index
                  group: int = 4,         # episodes per task
@@ -124,14 +151,7 @@ def team_rollout(team: Team,             # the components, their router and numb
     if grade not in ("last", "transcript"): raise ValueError(f"grade {grade!r}; valid: 'last', 'transcript'")
     if group < 1: raise ValueError(f"group must be >= 1, got {group}")
     rng, gen = np.random.default_rng(seed), torch.Generator().manual_seed(seed)
-    eps, outs, orders, task_of = [], [], [], []
-    for j, task in enumerate(tasks):
-        for _ in range(group):
-            e = len(eps)
-            order = team.order(e, rng)
-            eps.append(Episode(team.agents, meta={"group": j, "task": task.id, "answer": task.answer,
-                                                  "order": [team.components[c].name for c in order]}))
-            outs.append([]); orders.append(order); task_of.append(j)
+    eps, outs, orders, task_of = _start_episodes(team, tasks, group, rng)
     for k in range(team.n_turns):
         by_backbone: dict = {}
         for e in range(len(eps)):
@@ -152,12 +172,7 @@ def team_rollout(team: Team,             # the components, their router and numb
                 outs[e].append(text)
                 eps[e].add(Turn(c.name, group=task_of[e], prompt_ids=s.prompt_ids, completion_ids=s.completion_ids,
                                 logprob=s.logprobs, t=k, info={"component": orders[e][k], "text": text}))
-    for e, ep in enumerate(eps):
-        task = tasks[task_of[e]]
-        r = task.verify(outs[e][-1] if grade == "last" else "\n".join(outs[e]))
-        last = ep.turns[ep.meta["order"][-1]][-1]
-        last.reward, last.done = r, True
-        ep.meta.update(team_reward=r, outputs=outs[e], transcript=transcript(task.prompt, outs[e], team.label))
+    _grade_episodes(team, eps, [tasks[j] for j in task_of], outs, grade)
     return eps
 
 # %% ../../nbs/learn/07_teams.ipynb #56ad3265

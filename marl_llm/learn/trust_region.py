@@ -124,7 +124,31 @@ def _tr_measure(ad, name: str, tt, chunks, old, adv: torch.Tensor, kl_estimator:
     return mean(torch.cat(kls).mean()), mean(sum(gains) / len(tt)), torch.cat(lrs).tolist()
 
 
-# %% ../../nbs/learn/08_trust_region.ipynb #fb718f0d
+# %% ../../nbs/learn/08_trust_region.ipynb #841ce0ef
+def _tr_keep(turns, weights, name: str) -> list[tuple]:
+    "(turn, weight) of `name`'s turns with a finite advantage (`weights`: one per turn of `turns`, None: all 1)."
+    w = [1.0] * len(turns) if weights is None else list(weights)
+    if len(w) != len(turns): raise ValueError(f"{len(w)} weights for {len(turns)} turns")
+    return [(t, x) for t, x in zip(turns, w) if t.agent == name and math.isfinite(t.info.get("adv", math.nan))]
+
+def _tr_old(ad, name: str, tt, chunks, kl_estimator: str) -> list:
+    "The pre-update policy on each chunk (`_tr_forward`); its log-probs of each turn's tokens also go to `info['old_logp']`."
+    old = [_tr_forward(ad, name, tt, c, kl_estimator) for c in chunks]
+    for c, (olp, mask, _) in zip(chunks, old):
+        for k, row, m in zip(c, olp.tolist(), mask.tolist()): tt[k].info["old_logp"] = [v for v, keep_ in zip(row, m) if keep_]
+    return old
+
+def _tr_reject(params, before, measure, cfg, out: dict) -> tuple | None:
+    "A step past the region: backtrack from it (tr_mode 'backtrack'), else (or if no fraction fits) undo it; the accepted (kl, gain, log-ratios) or None."
+    out["stopped"] = True
+    after = [p.detach().clone() for p in params]
+    res = _tr_backtrack(params, before, after, measure, cfg, out) if cfg.tr_mode == "backtrack" else None
+    if res is None:
+        with torch.no_grad():
+            for p, p0 in zip(params, before): p.copy_(p0)
+    return res
+
+# %% ../../nbs/learn/08_trust_region.ipynb #ac8c87e5
 def tr_update(component: Component,       # the component (adapter) to update
               optimizer: torch.optim.Optimizer, # its optimiser
               turns: Sequence[Turn],      # turns with `info['adv']`; only this component's are used
@@ -134,24 +158,16 @@ def tr_update(component: Component,       # the component (adapter) to update
               ctx=None,                   # the pipeline's `Context` (several ranks: gradients and KL averaged)
              ) -> dict:
     """Update `component`'s adapter on its turns so that the token-decomposed reverse KL to its pre-update
-    policy on those turns stays <= `cfg.delta`; returns kl, gain, steps, backtracks, ...
-
-    Each step is ONE call of the shared `per_agent_update` (one epoch, gradients accumulated over the
-    batch, old log-probs = the pre-update policy); the trust region wraps it: measure, backtrack or undo.
-    Writes `info['log_ratio']` (sum over the turn's tokens of log new/old) into every turn it used."""
+    policy on those turns stays <= `cfg.delta`; returns kl, gain, steps, backtracks, ... (and `info['log_ratio']` per turn)."""
     ad, name = component.adapters, component.name
-    w = [1.0] * len(turns) if weights is None else list(weights)
-    if len(w) != len(turns): raise ValueError(f"{len(w)} weights for {len(turns)} turns")
-    keep = [(t, x) for t, x in zip(turns, w) if t.agent == name and math.isfinite(t.info.get("adv", math.nan))]
+    keep = _tr_keep(turns, weights, name)
     out = dict(n=len(keep), kl=0.0, gain=0.0, steps=0.0, backtracks=0, stopped=False, pg_loss=float("nan"), grad_norm=0.0)
     if not keep and (ctx is None or ctx.world == 1): return out       # several ranks: keep in lockstep
     tt, ws = [t for t, _ in keep], [x for _, x in keep]
     mean = ctx.mean if ctx is not None else float
     adv = torch.tensor([t.info["adv"] * x for t, x in keep], dtype=torch.float32, device=ad.backbone.device)
     chunks = _chunks(len(tt), cfg.minibatch)
-    old = [_tr_forward(ad, name, tt, c, cfg.kl_estimator) for c in chunks]   # the pre-update policy
-    for c, (olp, mask, _) in zip(chunks, old):
-        for k, row, m in zip(c, olp.tolist(), mask.tolist()): tt[k].info["old_logp"] = [v for v, keep_ in zip(row, m) if keep_]
+    old = _tr_old(ad, name, tt, chunks, cfg.kl_estimator)                   # the pre-update policy
 
     measure = lambda: _tr_measure(ad, name, tt, chunks, old, adv, cfg.kl_estimator, mean)
     params = ad.parameters(name)
@@ -165,13 +181,8 @@ def tr_update(component: Component,       # the component (adapter) to update
         k_new, g_new, lr_new = measure()
         if k_new <= cfg.delta:
             kl, gain, lrs = k_new, g_new, lr_new; out["steps"] += 1; continue
-        out["stopped"] = True
-        after = [p.detach().clone() for p in params]
-        res = _tr_backtrack(params, before, after, measure, cfg, out) if cfg.tr_mode == "backtrack" else None
+        res = _tr_reject(params, before, measure, cfg, out)
         if res is not None: kl, gain, lrs = res
-        else:
-            with torch.no_grad():
-                for p, p0 in zip(params, before): p.copy_(p0)
         break
     for t, x in zip(tt, lrs): t.info["log_ratio"] = x
     out.update(kl=kl, gain=gain)

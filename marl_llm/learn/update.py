@@ -139,7 +139,19 @@ def _step(agents, optimizers, params, cfg, step, all_reduce, sums):
         sums.setdefault(a, {}).setdefault("grad_norm", []).append(float(gn))
         optimizers[a].step()
 
-# %% ../../nbs/learn/04_update.ipynb #b9bd0768
+# %% ../../nbs/learn/04_update.ipynb #46a53bfd
+def _trainable(turns: Sequence[Turn], weights: Sequence[float] | None) -> tuple[list, list]:
+    "The turns with a finite advantage, and each one's advantage multiplier (`weights[k]`, else 1)."
+    keep = [k for k, t in enumerate(turns) if math.isfinite(t.info.get("adv", math.nan))]
+    return [turns[k] for k in keep], [1.0 if weights is None else float(weights[k]) for k in keep]
+
+def _idle_steps(optimizers: dict, params: Callable, cfg, step: int, all_reduce: Callable, epochs: int) -> None:
+    "Each epoch's optimiser step of every agent with zero gradients, in lockstep with the ranks that have turns."
+    for _ in range(epochs):                                              # other ranks may have turns: step in lockstep
+        for o in optimizers.values(): o.zero_grad(set_to_none=True)
+        _step(sorted(optimizers), optimizers, params, cfg, step, all_reduce, {})
+
+# %% ../../nbs/learn/04_update.ipynb #3d555ea0
 def per_agent_update(turns: Sequence[Turn],   # turns with `info['adv']` (NaN / missing: skipped)
                      logprobs: LogProbFn,     # `menu_logprob_fn(policy)` or `text_logprob_fn(adapters)`
                      optimizers: dict,        # agent -> its optimiser
@@ -153,16 +165,11 @@ def per_agent_update(turns: Sequence[Turn],   # turns with `info['adv']` (NaN / 
                      epochs: int | None = None, # override `cfg.epochs`
                     ) -> dict[str, dict]:
     "Per-agent clipped-ratio updates; returns each agent's mean stats (pg_loss, clip_frac, ratio, kl, entropy, loss, grad_norm)."
-    keep = [k for k, t in enumerate(turns) if math.isfinite(t.info.get("adv", math.nan))]
-    w = [1.0 if weights is None else float(weights[k]) for k in keep]
-    turns = [turns[k] for k in keep]
+    turns, w = _trainable(turns, weights)
     old = old or (lambda t: t.logprob)
     accumulate = accumulate or all_reduce is not None
     if not turns:
-        if all_reduce is None: return {}
-        for _ in range(epochs or cfg.epochs):                            # other ranks may have turns: step in lockstep
-            for o in optimizers.values(): o.zero_grad(set_to_none=True)
-            _step(sorted(optimizers), optimizers, params, cfg, step, all_reduce, {})
+        if all_reduce is not None: _idle_steps(optimizers, params, cfg, step, all_reduce, epochs or cfg.epochs)
         return {}
     mb = cfg.minibatch
     if cfg.kl_coef > 0:                                                  # (1) reference: the base, adapters off
@@ -184,4 +191,3 @@ def per_agent_update(turns: Sequence[Turn],   # turns with `info['adv']` (NaN / 
             if not accumulate: _step(here, optimizers, params, cfg, step, None, sums)
         if accumulate: _step(everyone if all_reduce is not None else sorted(sums), optimizers, params, cfg, step, all_reduce, sums)
     return {a: {k: float(np.mean(v)) for k, v in st.items()} for a, st in sums.items()}
-

@@ -80,13 +80,15 @@ def process_facts(ep: Episode, # a two-seat episode whose turns carry chains
             out.append((t, facts))
     return out
 
-# %% ../../nbs/methods/03_hybrid_advantage.ipynb #fa89d263
+# %% ../../nbs/methods/03_hybrid_advantage.ipynb #48a28e2a
 @dataclass
 class RuleScorer:
     "Process score = weighted mean of field matches (`Future`, `Past`, `Present`) against what happened."
     weights: dict = field(default_factory=lambda: {"future": 1.0, "past": 1.0, "present": 1.0})
 
-    def score_turn(self, fields: dict, facts: dict) -> tuple[float, dict]:
+    def score_turn(self, fields: dict, # the chain's fields as the LLM wrote them
+                   facts: dict,  # the true values the fields are compared with
+                  ) -> tuple[float, dict]:
         "(score or NaN when nothing is comparable, per-component matches)."
         parts = {}
         for f, w in self.weights.items():
@@ -106,7 +108,7 @@ class RuleScorer:
                 if not math.isnan(s): tot["process"].append(s)
         return {f"process/{k}": float(np.mean(v)) for k, v in tot.items()}
 
-# %% ../../nbs/methods/03_hybrid_advantage.ipynb #a577921a
+# %% ../../nbs/methods/03_hybrid_advantage.ipynb #9ae99221
 def describe_chain(fields: dict, # a chain's fields
                    facts: dict,  # what happened (`process_facts`)
                   ) -> str:
@@ -116,6 +118,7 @@ def describe_chain(fields: dict, # a chain's fields
 
 JUDGE_RULES = "Judge. Which reasoning better predicts what happened? Each line: predicted (was actual)."
 
+# %% ../../nbs/methods/03_hybrid_advantage.ipynb #5bd4aa06
 @dataclass
 class JudgeScorer:
     "Pairwise judge within groups by label scoring (a `MenuPolicy` over two chains); position-debiased."

@@ -69,10 +69,12 @@ class LLMALSOConfig(PAMAGRPOConfig):
         try: return parse_shaping(p.read_text(), self.game, name=p.name)
         except ShapingError as e: raise ConfigError(f"shaping file {self.shaping_file!r}: {e}") from None
 
-# %% ../../nbs/methods/08_llm_also.ipynb #20885d8f
+# %% ../../nbs/methods/08_llm_also.ipynb #04de33c9
 def paired_decision(control: Sequence[float],          # the control branch's sparse returns on the held-out episodes
                     candidates: Mapping[str, Sequence[float]], # each candidate's returns on the same episodes
-                    z: float = 1.0, min_margin: float = 0.0) -> dict:
+                    z: float = 1.0,         # standard errors the mean paired gain must exceed
+                    min_margin: float = 0.0, # and the smallest gain worth a promotion
+                   ) -> dict:
     "Promote the best candidate only if its mean paired gain over the control exceeds max(z * SE, min_margin)."
     c = np.asarray(control, float)
     rows = {}
@@ -260,7 +262,7 @@ def validate(self: LLMALSO,
     return {**out[win]["row"], "also/candidates": len(valid), "also/rejected": len(rejected),
             "also/promoted": int(dec["promoted"] is not None), "also/branch_updates": len(arms) * c.branch_updates}
 
-# %% ../../nbs/methods/08_llm_also.ipynb #c7ad741e
+# %% ../../nbs/methods/08_llm_also.ipynb #2a540fe6
 def also_figure(rows: Sequence[dict],        # the run's metrics rows
                 validations: Sequence[dict], # `LLMALSO.validations`
                 adoptions: Sequence[dict],   # `LLMALSO.adoptions`
@@ -298,6 +300,7 @@ def also_figure(rows: Sequence[dict],        # the run's metrics rows
     fig.update_layout(title=title, height=600, width=860)
     return fig
 
+# %% ../../nbs/methods/08_llm_also.ipynb #00a8e67e
 @patch
 def finish(self: LLMALSO,
            pipe, # the pipeline that ran (its `out` folder and `run` metrics)

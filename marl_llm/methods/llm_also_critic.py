@@ -75,8 +75,9 @@ class Shaping:
 
     def __bool__(self) -> bool: return bool(self.weights or any(self.agents.values()))
 
-# %% ../../nbs/methods/07_llm_also_critic.ipynb #def326c6
+# %% ../../nbs/methods/07_llm_also_critic.ipynb #251d70d4
 def _weight(v, where: str, max_weight: float) -> float:
+    "`v` as a bonus: a finite number within ±`max_weight` (a `ShapingError` naming `where` otherwise)."
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise ShapingError(f"{where} is {v!r}, not a number")
     if not math.isfinite(v) or abs(v) > max_weight:
@@ -84,6 +85,7 @@ def _weight(v, where: str, max_weight: float) -> float:
     return float(v)
 
 def _kinds(d, game: str, where: str, max_weight: float) -> dict:
+    "`d` as event kind -> bonus: every kind in the game's vocabulary, every bonus a valid `_weight`."
     if not isinstance(d, Mapping): raise ShapingError(f"{where} must be an object of event kind -> bonus, got {d!r}")
     out = {}
     for k, v in d.items():
@@ -92,6 +94,7 @@ def _kinds(d, game: str, where: str, max_weight: float) -> dict:
         out[k] = _weight(v, f"{where}[{k!r}]", max_weight)
     return out
 
+# %% ../../nbs/methods/07_llm_also_critic.ipynb #720a3f8e
 def parse_shaping(obj,                            # a dict, a JSON text, or a `Shaping`
                   game: str,                      # the game (its event vocabulary)
                   agents: Sequence[str] | None = None, # valid agent names for per-agent weights (None: any)
@@ -128,10 +131,11 @@ def preset_shaping(name: str | None, # a key of `SHAPING` (None: no shaping)
     if name not in SHAPING: raise ShapingError(f"unknown shaping preset {name!r}; valid: {sorted(SHAPING)}")
     return parse_shaping(SHAPING[name], game, name=name)
 
-# %% ../../nbs/methods/07_llm_also_critic.ipynb #85554fc6
+# %% ../../nbs/methods/07_llm_also_critic.ipynb #19439c18
 def evidence(rows: Sequence[dict],           # the run's metrics rows so far
              episodes: Sequence[Episode],    # recent episodes of the current policy (turns with option outcomes)
-             game: str, horizon: int | None = None,
+             game: str,                      # the game (its event vocabulary)
+             horizon: int | None = None,     # the episode length (idle fractions are per step of it)
              shaping: Shaping | None = None, # the shaping in force
              window: int = 3,                # recent training rows averaged
             ) -> dict:
@@ -201,7 +205,7 @@ class RuleCritic:
         if flat: st.append("stalled")
         return Diagnosis(st, "; ".join(STAGES[s] for s in st), "rule")
 
-# %% ../../nbs/methods/07_llm_also_critic.ipynb #344546c7
+# %% ../../nbs/methods/07_llm_also_critic.ipynb #d90bedca
 SEARCH: dict[str, dict[str, tuple[str, ...]]] = {
     "overcooked": {"never_cooks": ("onion_potted", "cook_started"), "never_delivers": ("soup_picked_up",),
                    "idle": ("onion_potted",), "options_fail": ("cook_started",), "stalled": ("onion_potted", "soup_picked_up")},
@@ -213,6 +217,7 @@ SEARCH: dict[str, dict[str, tuple[str, ...]]] = {
 LEVELS = (1.0, 3.0)
 "Bonuses `RuleGenerator` tries for a kind that has none."
 
+# %% ../../nbs/methods/07_llm_also_critic.ipynb #c07b9d2c
 class RuleGenerator:
     "Candidate shapings around the current one, from the diagnosis's stages (the moves in the table above)."
     def propose(self, diag: Diagnosis,              # the critic's stages
@@ -222,6 +227,7 @@ class RuleGenerator:
                 shares: Mapping | None = None,      # each agent's contribution share (`audits`), for the lagging agent
                 seed: int = 0,                      # seeds the pick of `k` among the moves
                ) -> list[dict]:
+        "Up to `k` distinct candidates from the moves of the diagnosis's stages, a seeded pick."
         w0, g, out = dict(current.weights), current.game, []
         cap = lambda v: float(min(MAX_WEIGHT, v))
         for st in diag.stages:
@@ -240,9 +246,17 @@ class RuleGenerator:
         idx = np.random.default_rng(seed).permutation(len(uniq))[:k]
         return [{**uniq[i], "name": f"rule:{'+'.join(diag.stages) or 'none'}#{j}"} for j, i in enumerate(sorted(idx))]
 
+# %% ../../nbs/methods/07_llm_also_critic.ipynb #3f1be795
 class FarmGenerator:
     "Planted harmful proposals: bonuses for dish pickups and counter drops (farmable without cooking)."
-    def propose(self, diag: Diagnosis, current: Shaping, k: int, agents=(), shares=None, seed: int = 0) -> list[dict]:
+    def propose(self, diag: Diagnosis,  # the critic's stages (ignored)
+                current: Shaping,       # the shaping in force (ignored)
+                k: int,                 # candidates wanted
+                agents=(),              # unused (the rule generator's signature)
+                shares=None,            # unused
+                seed: int = 0,          # unused
+               ) -> list[dict]:
+        "The planted farmable bonuses, `k` of them."
         farm = [{"weights": {"dish_picked": 5.0}, "name": "farm:dishes"},
                 {"weights": {"item_placed_on_counter": 3.0, "onion_picked": 3.0}, "name": "farm:drop-onions"}]
         return farm[:k]

@@ -28,7 +28,7 @@ from fastcore.basics import patch
 # %% auto #0
 __all__ = ['ALGOS', 'PAMAGRPOConfig', 'PAMAGRPO']
 
-# %% ../../nbs/methods/01_pa_magrpo.ipynb #b1314bf1
+# %% ../../nbs/methods/01_pa_magrpo.ipynb #c1d64a29
 ALGOS = ("pa-magrpo", "magrpo")
 
 @dataclass
@@ -49,30 +49,33 @@ class PAMAGRPOConfig(RunConfig):
     shaping: str | None = arg(None, "training-only reward shaping preset: overcooked or cleanup (None: the task reward)")
     eval_envs: int = arg(8, "held-out episodes per evaluation")
 
-    def check(self):
-        if self.method not in self.methods:
-            raise ConfigError(f"unknown method {self.method!r} for this config; valid: {list(self.methods)}")
-        try: spec = game_spec(self.game)
-        except ValueError as e: raise ConfigError(str(e)) from None
-        if self.layout is None: self.layout = spec.default_layout
-        if self.layout not in spec.layouts():
-            raise ConfigError(f"unknown layout {self.layout!r} for game {self.game!r}; valid layouts: {spec.layouts()}")
-        if self.credit_window == 0: self.credit_window = None                # the CLI's way to say None
-        if self.credit_window is not None and self.credit_window < 1:
-            raise ConfigError(f"credit_window must be >= 1, or 0/None for whole rollouts, got {self.credit_window}")
-        if self.credit_horizon not in ("to_go", "segment"):
-            raise ConfigError(f"credit_horizon {self.credit_horizon!r}; valid: 'to_go', 'segment'")
-        if self.obs not in OBS_FORMS: raise ConfigError(f"obs {self.obs!r}; valid: {', '.join(OBS_FORMS)}")
-        if not 0 <= self.gamma <= 1: raise ConfigError(f"gamma must be in [0, 1], got {self.gamma}")
-        for k in ("envs", "horizon", "eval_envs"):
-            if getattr(self, k) < 1: raise ConfigError(f"{k} must be >= 1, got {getattr(self, k)}")
-        if self.shaping is not None and self.shaping not in SHAPING:
-            raise ConfigError(f"unknown shaping {self.shaping!r}; valid: {sorted(SHAPING)} or None")
-        if self.guards is not None:
-            if not Path(self.guards).is_file():
-                raise ConfigError(f"guard file {self.guards!r} does not exist (make one with `marl-llm guards`)")
-            try: guard_filter(self.guards, self.game, self.layout)
-            except Exception as e: raise ConfigError(f"guard file {self.guards!r}: {e}") from None
+# %% ../../nbs/methods/01_pa_magrpo.ipynb #0a2dfbdd
+@patch
+def check(self: PAMAGRPOConfig):
+    "The method, game, layout, credit, observation and shaping named; counts positive; the guard file readable."
+    if self.method not in self.methods:
+        raise ConfigError(f"unknown method {self.method!r} for this config; valid: {list(self.methods)}")
+    try: spec = game_spec(self.game)
+    except ValueError as e: raise ConfigError(str(e)) from None
+    if self.layout is None: self.layout = spec.default_layout
+    if self.layout not in spec.layouts():
+        raise ConfigError(f"unknown layout {self.layout!r} for game {self.game!r}; valid layouts: {spec.layouts()}")
+    if self.credit_window == 0: self.credit_window = None                # the CLI's way to say None
+    if self.credit_window is not None and self.credit_window < 1:
+        raise ConfigError(f"credit_window must be >= 1, or 0/None for whole rollouts, got {self.credit_window}")
+    if self.credit_horizon not in ("to_go", "segment"):
+        raise ConfigError(f"credit_horizon {self.credit_horizon!r}; valid: 'to_go', 'segment'")
+    if self.obs not in OBS_FORMS: raise ConfigError(f"obs {self.obs!r}; valid: {', '.join(OBS_FORMS)}")
+    if not 0 <= self.gamma <= 1: raise ConfigError(f"gamma must be in [0, 1], got {self.gamma}")
+    for k in ("envs", "horizon", "eval_envs"):
+        if getattr(self, k) < 1: raise ConfigError(f"{k} must be >= 1, got {getattr(self, k)}")
+    if self.shaping is not None and self.shaping not in SHAPING:
+        raise ConfigError(f"unknown shaping {self.shaping!r}; valid: {sorted(SHAPING)} or None")
+    if self.guards is not None:
+        if not Path(self.guards).is_file():
+            raise ConfigError(f"guard file {self.guards!r} does not exist (make one with `marl-llm guards`)")
+        try: guard_filter(self.guards, self.game, self.layout)
+        except Exception as e: raise ConfigError(f"guard file {self.guards!r}: {e}") from None
 
 # %% ../../nbs/methods/01_pa_magrpo.ipynb #f36e7ae1
 class PAMAGRPO(Method):

@@ -22,7 +22,7 @@ __all__ = ['FIELDS', 'SPECS', 'FIELD_PARSERS', 'level_fields', 'ReasoningSpec', 
            'reasoning_prompt', 'level_k_prompts', 'default_move', 'resolve_move', 'ttt_intent', 'scripted_chain',
            'demonstrations', 'future_accuracy']
 
-# %% ../../nbs/methods/02_recursive_reasoning.ipynb #30253efd
+# %% ../../nbs/methods/02_recursive_reasoning.ipynb #00fb71e1
 FIELDS = ("past", "present", "strategy", "future")
 "The reasoning fields, in the order they are written (the move comes last)."
 
@@ -34,6 +34,7 @@ def level_fields(level: int, # the chain's reasoning level (>= 0)
     if level == 1: return ("past", "strategy", "future")
     return FIELDS
 
+# %% ../../nbs/methods/02_recursive_reasoning.ipynb #48238019
 @dataclass(frozen=True)
 class ReasoningSpec:
     "The words a game's chains use: intents, and how a move maps to the move kind `Future` predicts."
@@ -42,7 +43,8 @@ class ReasoningSpec:
     moves: tuple[str, ...]
     kinds: tuple[str, ...]            # move kinds (Future's vocabulary, plus 'none')
 
-    def move_kind(self, move: str) -> str:
+    def move_kind(self, move: str, # a move word of the game
+                 ) -> str:
         "A move's kind: the move itself, except negotiation offers, whose kind is `offer`."
         return "offer" if move.startswith("offer") else move
 
@@ -62,6 +64,7 @@ SPECS: dict[str, ReasoningSpec] = {
 
 def reasoning_spec(game: str, # a strategic game's name
                   ) -> ReasoningSpec:
+    "The reasoning vocabulary of `game` (a one-line error naming the games that have one)."
     if game not in SPECS: raise ValueError(f"no reasoning spec for game {game!r}; valid: {sorted(SPECS)}")
     return SPECS[game]
 

@@ -81,13 +81,14 @@ def sft_backbone(cfg: TeamTRConfig,     # the run's config (backbone, device and
     "The (warm-started) backbone of `cfg`, loaded (built-in backbones initialised with `sft_seed`)."
     return load_backbone(sft_base(cfg, cache_dir, quiet), device=cfg.device, seed=cfg.sft_seed)
 
-# %% ../../nbs/methods/05_teamtr.ipynb #d6056993
+# %% ../../nbs/methods/05_teamtr.ipynb #53aaf9f9
 class TeamTR(Method):
     "TeamTR and its baselines on a shared-context hand-off team: one shared base, one adapter per component."
     config_class = TeamTRConfig
     key_metric, eval_metric = "reward", "eval/accuracy"
 
-    def setup(self, ctx):
+    def setup(self, ctx, # the run's context
+             ):
         cfg = self.cfg
         cache = cfg.sft_dir or ctx.out
         ctx.on_main(sft_base, cfg, cache, ctx.quiet)                      # one rank warm-starts, the others wait
@@ -98,57 +99,97 @@ class TeamTR(Method):
         self.team = Team([Component(self.adapters, a) for a in names], router=cfg.router)
         self.replacements, self.only = 0, None
 
-    def tasks(self, stage: int, k: int, n: int) -> list[Task]:
-        "Training tasks for rollout `k` of stage `stage` on this rank (seeds disjoint from evaluation)."
-        return make_tasks(self.cfg, n, seed=1_000_000 + self.cfg.seed * 100_003 + stage * 101 + k + 7919 * self.ctx.rank)
-
-    def rollout(self, step: int, k: int = 0, n_tasks: int | None = None, team: Team | None = None) -> list[Episode]:
-        "Rollout `k` of stage `step`: `n_tasks` fresh tasks x `group` episodes of the current team."
-        c, s = self.cfg, step - 1
-        tasks, seed = self.tasks(s, k, n_tasks or c.tasks_per_batch), c.seed * 1_000_003 + s * 31 + k + 7919 * self.ctx.rank
-        self.last_batch = (tasks, seed)                                # what Shapley credit re-runs coalitions on
-        return team_rollout(team or self.team, tasks, group=c.group, temperature=c.temperature,
-                            max_new_tokens=c.max_new_tokens, seed=seed)
-
-    def credit(self, episodes):
+    def credit(self, episodes, # the rollout's episodes
+              ):
         if self.cfg.credit == "shapley": return self.shapley_credit(episodes)
         st = magrpo_credit(episodes, clip=self.cfg.adv_clip)
         return [t for ep in episodes for t in ep.all_turns() if math.isfinite(t.info["adv"])], st.as_dict()
 
-    def shapley_credit(self, episodes):
-        "Shapley credit per component (coalitions re-run with stand-ins on the batch's tasks and seed), spread by the rule PRM."
-        c, (tasks, seed) = self.cfg, self.last_batch
-        game = team_game(self.team, tasks, c.shapley_stand_in, group=c.group, seed=seed, temperature=c.temperature,
-                         max_new_tokens=c.max_new_tokens)
-        game.cache[frozenset(range(self.team.n))] = float(np.mean([ep.meta["team_reward"] for ep in episodes]))  # v(N): this batch
-        res = shapley(game, c.shapley_samples, seed=seed)
-        credit = {comp.name: float(phi) for comp, phi in zip(self.team.components, res.phi)}
-        batch_signals(episodes, [tasks[ep.meta["group"]] for ep in episodes], credit, rule_prm)
-        signal_advantages([t for ep in episodes for t in ep.all_turns()], c.adv_clip)
-        st = {f"credit/{a}": v for a, v in credit.items()}
-        st.update({"credit/coalitions": res.evaluations, "credit/v_empty": game(()), "credit/v_full": game(range(self.team.n))})
-        return [t for ep in episodes for t in ep.all_turns()], st
-
-    def update(self, turns, step, comp: Component | None = None, weights=None) -> dict:
-        "The trust-region update of `comp` (default: every component in turn) on `turns`."
-        out = {}
-        for c in ([comp] if comp is not None else self.team.components):
-            mine = [t for t in turns if t.agent == c.name]
-            w = None if weights is None else [x for t, x in zip(turns, weights) if t.agent == c.name]
-            out[c.name] = tr_update(c, self.optimizers[c.name], mine, self.cfg, step=step, weights=w, ctx=self.ctx)
-        return out
-
-    def accuracy(self, n: int | None = None, team: Team | None = None) -> float:
-        "Greedy team accuracy on the evaluation tasks (the whole problem space when it is small)."
-        tasks = make_tasks(self.cfg, n or self.cfg.eval_tasks, seed=self.cfg.eval_seed, split="test")
-        eps = team_rollout(team or self.team, tasks, group=1, greedy=True, max_new_tokens=self.cfg.max_new_tokens)
-        return float(np.mean([ep.meta["team_reward"] for ep in eps]))
-
-    def evaluate(self, step, record=0): return {"eval/accuracy": self.accuracy()}
+    def evaluate(self, step,   # the stage just finished
+                 record=0,  # episodes to record (none are)
+                ): return {"eval/accuracy": self.accuracy()}
     def state_dict(self): return {"replacements": self.replacements}
-    def load_state_dict(self, state): self.replacements = int(state.get("replacements", 0))
+    def load_state_dict(self, state, # what `state_dict` returned
+                       ): self.replacements = int(state.get("replacements", 0))
 
-# %% ../../nbs/methods/05_teamtr.ipynb #b3295790
+# %% ../../nbs/methods/05_teamtr.ipynb #fcb080f3
+@patch
+def tasks(self: TeamTR, stage: int, # the stage (0-based)
+          k: int,     # the rollout within the stage
+          n: int,     # how many tasks
+         ) -> list[Task]:
+    "Training tasks for rollout `k` of stage `stage` on this rank (seeds disjoint from evaluation)."
+    return make_tasks(self.cfg, n, seed=1_000_000 + self.cfg.seed * 100_003 + stage * 101 + k + 7919 * self.ctx.rank)
+
+@patch
+def rollout(self: TeamTR, step: int,                 # the stage (1-based)
+            k: int = 0,                # the rollout within the stage
+            n_tasks: int | None = None, # tasks (default `tasks_per_batch`)
+            team: Team | None = None,   # the team that plays (default the method's)
+           ) -> list[Episode]:
+    "Rollout `k` of stage `step`: `n_tasks` fresh tasks x `group` episodes of the current team."
+    c, s = self.cfg, step - 1
+    tasks, seed = self.tasks(s, k, n_tasks or c.tasks_per_batch), c.seed * 1_000_003 + s * 31 + k + 7919 * self.ctx.rank
+    self.last_batch = (tasks, seed)                                # what Shapley credit re-runs coalitions on
+    return team_rollout(team or self.team, tasks, group=c.group, temperature=c.temperature,
+                        max_new_tokens=c.max_new_tokens, seed=seed)
+
+# %% ../../nbs/methods/05_teamtr.ipynb #cd4d379b
+@patch
+def shapley_credit(self: TeamTR, episodes, # the rollout's episodes (its tasks and seed in `self.last_batch`)
+                  ):
+    "Shapley credit per component (coalitions re-run with stand-ins on the batch's tasks and seed), spread by the rule PRM."
+    c, (tasks, seed) = self.cfg, self.last_batch
+    game = team_game(self.team, tasks, c.shapley_stand_in, group=c.group, seed=seed, temperature=c.temperature,
+                     max_new_tokens=c.max_new_tokens)
+    game.cache[frozenset(range(self.team.n))] = float(np.mean([ep.meta["team_reward"] for ep in episodes]))  # v(N): this batch
+    res = shapley(game, c.shapley_samples, seed=seed)
+    credit = {comp.name: float(phi) for comp, phi in zip(self.team.components, res.phi)}
+    batch_signals(episodes, [tasks[ep.meta["group"]] for ep in episodes], credit, rule_prm)
+    signal_advantages([t for ep in episodes for t in ep.all_turns()], c.adv_clip)
+    st = {f"credit/{a}": v for a, v in credit.items()}
+    st.update({"credit/coalitions": res.evaluations, "credit/v_empty": game(()), "credit/v_full": game(range(self.team.n))})
+    return [t for ep in episodes for t in ep.all_turns()], st
+
+# %% ../../nbs/methods/05_teamtr.ipynb #a708ee3a
+@patch
+def update(self: TeamTR, turns,                 # the credited turns
+           step,                          # the stage
+           comp: Component | None = None, # the component to update (default: each in turn)
+           weights=None,                  # per-turn importance weights (the stale schedule)
+          ) -> dict:
+    "The trust-region update of `comp` (default: every component in turn) on `turns`."
+    out = {}
+    for c in ([comp] if comp is not None else self.team.components):
+        mine = [t for t in turns if t.agent == c.name]
+        w = None if weights is None else [x for t, x in zip(turns, weights) if t.agent == c.name]
+        out[c.name] = tr_update(c, self.optimizers[c.name], mine, self.cfg, step=step, weights=w, ctx=self.ctx)
+    return out
+
+@patch
+def accuracy(self: TeamTR, n: int | None = None, # evaluation tasks (default `eval_tasks`)
+             team: Team | None = None,                  # the team evaluated (default the method's)
+            ) -> float:
+    "Greedy team accuracy on the evaluation tasks (the whole problem space when it is small)."
+    tasks = make_tasks(self.cfg, n or self.cfg.eval_tasks, seed=self.cfg.eval_seed, split="test")
+    eps = team_rollout(team or self.team, tasks, group=1, greedy=True, max_new_tokens=self.cfg.max_new_tokens)
+    return float(np.mean([ep.meta["team_reward"] for ep in eps]))
+
+# %% ../../nbs/methods/05_teamtr.ipynb #1b564b8d
+def _stage_row(cfg: TeamTRConfig, stats: dict, rewards: list, cst: dict, seen: list, t_roll: float, t_upd: float) -> dict:
+    "A stage's metrics row: rewards, the certificate proxies, the last batch's Shapley credit, where the time went, each component's update stats."
+    gains = [v["gain"] for v in stats.values()]; kls = [v["kl"] for v in stats.values()]
+    stats_credit = {k: v for k, v in cst.items() if k.startswith("credit/")}      # Shapley credit of the last batch
+    row = {"reward": float(np.mean(rewards)), "reward_first": float(rewards[0]),
+           "cert_proxy": certificate_proxy(gains, [cfg.delta] * len(gains), cfg.cert_C),
+           "cert_measured": certificate_proxy(gains, kls, cfg.cert_C), "gain": float(sum(gains)), **stats_credit,
+           "time/rollout_s": round(t_roll, 3), "time/update_s": round(t_upd, 3), **throughput(seen, t_roll)}
+    for i, v in stats.items():
+        for k in ("kl", "gain", "steps", "backtracks", "n", "grad_norm", "clip_frac"):
+            if k in v: row[f"c{i}/{k}"] = float(v[k])
+    return row
+
+# %% ../../nbs/methods/05_teamtr.ipynb #bf8bd437
 @patch
 def train_step(self: TeamTR,
                step: int, # the update's index
@@ -179,16 +220,7 @@ def train_step(self: TeamTR,
                 w = [ws[id(ep)] for ep in eps for t in ep.all_turns() if math.isfinite(t.info["adv"])]
             stats[i] = self.update(turns, step, comp, w)[comp.name]
         t_upd = clock() - t1
-    gains = [v["gain"] for v in stats.values()]; kls = [v["kl"] for v in stats.values()]
-    stats_credit = {k: v for k, v in cst.items() if k.startswith("credit/")}      # Shapley credit of the last batch
-    row = {"reward": float(np.mean(rewards)), "reward_first": float(rewards[0]),
-           "cert_proxy": certificate_proxy(gains, [cfg.delta] * len(gains), cfg.cert_C),
-           "cert_measured": certificate_proxy(gains, kls, cfg.cert_C), "gain": float(sum(gains)), **stats_credit,
-           "time/rollout_s": round(t_roll, 3), "time/update_s": round(t_upd, 3), **throughput(seen, t_roll)}
-    for i, v in stats.items():
-        for k in ("kl", "gain", "steps", "backtracks", "n", "grad_norm", "clip_frac"):
-            if k in v: row[f"c{i}/{k}"] = float(v[k])
-    return row
+    return _stage_row(cfg, stats, rewards, cst, seen, t_roll, t_upd)
 
 # %% ../../nbs/methods/05_teamtr.ipynb #33737b21
 @patch
