@@ -1,0 +1,76 @@
+"""Where the time goes on SmolLM2-135M-Instruct (float32, 1 thread): (a) menu scoring of Overcooked option decisions
+(`MenuPolicy.decide`, scoring mode, greedy), (b) sampling 16 rows x 32 tokens (`sample_texts`, greedy), (c) one
+PA-MAGRPO-style update's forward + backward (`menu_logprobs` with gradients over a minibatch of decision turns).
+Prints seconds per part (median of `--repeats`) and a torch.profiler table per part.
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/profile_real.py [--requests 16] [--rows 16] [--tokens 32] [--dtype float32]
+"""
+from __future__ import annotations
+import argparse, statistics, time, warnings
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--backbone", default="smollm2-135m"); ap.add_argument("--dtype", default="float32")
+    ap.add_argument("--requests", type=int, default=16); ap.add_argument("--rows", type=int, default=16)
+    ap.add_argument("--tokens", type=int, default=32); ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--parts", default="abc"); ap.add_argument("--table", type=int, default=15)
+    a = ap.parse_args(argv)
+    import torch
+    warnings.filterwarnings("ignore"); torch.set_num_threads(1)
+    from torch.profiler import profile, ProfilerActivity
+    from marl_llm.models.base import load_backbone
+    from marl_llm.models.adapters import AgentAdapters
+    from marl_llm.models.policy import MenuPolicy
+    from marl_llm.models.sampling import sample_texts
+    from marl_llm.options.env import OptionEnv
+    from marl_llm.options.rollout import RULES, decision_requests
+    bb = load_backbone(a.backbone, dtype=a.dtype)
+    ad = AgentAdapters(bb, ["agent_0", "agent_1"])
+    g = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for n in ad.names:
+            for p in ad.parameters(n): p.copy_(torch.randn(p.shape, generator=g) * 0.02)
+    pol = MenuPolicy(ad, rules=RULES["overcooked"], seed=0)
+    envs = max(1, a.requests // 2)
+    oenv = OptionEnv("overcooked", "cramped_room", n_envs=envs, seed=0, text_obs=True)
+    ds = oenv.reset(seeds=list(range(envs)))[:a.requests]
+    reqs = decision_requests(oenv, ds, "text" if bb.prompt_format == "chat" else "compact")
+    enc = pol.encode(reqs)
+    print(f"menu batch: {tuple(enc['input_ids'].shape)}, real tokens {int(enc['attention_mask'].sum())}")
+    qs = ["Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. "
+          "How many clips did Natalia sell altogether in April and May?",
+          "Weng earns $12 an hour for babysitting. Yesterday, she just did 50 minutes of babysitting. How much did she earn?"]
+    agents = [ad.names[k * 2 // a.rows] for k in range(a.rows)]
+    prompts = [qs[ad.names.index(x)] for x in agents]
+    choice = torch.tensor([d.choice for d in pol.decide(reqs, greedy=True)])
+
+    def menu(): return pol.decide(reqs, greedy=True)
+    def sample(): return sample_texts(ad, agents, prompts, max_new_tokens=a.tokens, greedy=True)
+    def update():
+        lp = pol.menu_logprobs(pol.encode(reqs))
+        loss = -lp.gather(1, choice[:, None]).mean()
+        loss.backward()
+        for n in ad.names:
+            for p in ad.parameters(n): p.grad = None
+        return float(loss)
+    parts = {"a": ("menu scoring", menu, a.requests, "decisions/s"),
+             "b": ("sampling", sample, a.rows * a.tokens, "tokens/s"),
+             "c": ("update fwd+bwd", update, None, "s/update")}
+    res = {}
+    for key in a.parts:
+        name, fn, n, unit = parts[key]
+        fn()
+        ts = []
+        for _ in range(a.repeats):
+            t = time.perf_counter(); fn(); ts.append(time.perf_counter() - t)
+        s = statistics.median(ts)
+        res[name] = (s, n, unit)
+        print(f"\n### ({key}) {name}: {s:.3f} s" + (f" = {n / s:.1f} {unit}" if n else f" {unit}"), flush=True)
+        with profile(activities=[ProfilerActivity.CPU]) as prof: fn()
+        print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=a.table, max_name_column_width=40))
+    print("\n| part | s | rate |\n|---|---|---|")
+    for name, (s, n, unit) in res.items():
+        print(f"| {name} | {s:.3f} | " + (f"{n / s:.1f} {unit}" if n else f"{s:.3f} {unit}") + " |")
+
+if __name__ == "__main__":
+    main()
