@@ -13,7 +13,8 @@ def main(argv=None):
     ap.add_argument("--backbone", default="smollm2-135m"); ap.add_argument("--dtype", default="float32")
     ap.add_argument("--requests", type=int, default=16); ap.add_argument("--rows", type=int, default=16)
     ap.add_argument("--tokens", type=int, default=32); ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--parts", default="abc"); ap.add_argument("--table", type=int, default=15)
+    ap.add_argument("--parts", default="abc"); ap.add_argument("--steps", type=int, default=0)
+    ap.add_argument("--plain", action="store_true", help="menu scoring on the plain forward (no shared prefix)"); ap.add_argument("--table", type=int, default=15)
     a = ap.parse_args(argv)
     import torch
     warnings.filterwarnings("ignore"); torch.set_num_threads(1)
@@ -33,8 +34,22 @@ def main(argv=None):
     pol = MenuPolicy(ad, rules=RULES["overcooked"], seed=0)
     envs = max(1, a.requests // 2)
     oenv = OptionEnv("overcooked", "cramped_room", n_envs=envs, seed=0, text_obs=True)
-    ds = oenv.reset(seeds=list(range(envs)))[:a.requests]
-    reqs = decision_requests(oenv, ds, "text" if bb.prompt_format == "chat" else "compact")
+    form = "text" if bb.prompt_format == "chat" else "compact"
+    ds, pool, rng = oenv.reset(seeds=list(range(envs))), [], torch.Generator().manual_seed(1)
+    for _ in range(a.steps):          # later decision points (random allowed choices): observations that differ more
+        rs = decision_requests(oenv, ds, form); pool += rs
+        ds = oenv.step([int(torch.multinomial(torch.tensor([float(x) for x in (r.allowed or [1] * len(r.menu))]), 1,
+                                              generator=rng)) for r in rs])
+        if not ds: break
+    reqs = (pool + decision_requests(oenv, ds, form))[-a.requests:]
+    import marl_llm.models.policy as mp
+    fast_hidden = mp.prompt_last_hidden
+    def plain(on: bool):   # the plain forward (no shared prefix, the full head) for `--plain`, side by side
+        mp.prompt_last_hidden = (lambda *args: None) if on else fast_hidden
+    from marl_llm.models.sampling import _common_cuts
+    rows = [r[m.bool()].tolist() for r, m in zip(pol.encode(reqs)["input_ids"], pol.encode(reqs)["attention_mask"])]
+    cuts = _common_cuts([r.agent for r in reqs], rows)
+    print(f"prompt tokens per row {sum(map(len, rows)) / len(rows):.0f}, shared prefix per agent {sum(cuts) / len(cuts):.0f}")
     enc = pol.encode(reqs)
     print(f"menu batch: {tuple(enc['input_ids'].shape)}, real tokens {int(enc['attention_mask'].sum())}")
     qs = ["Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. "
@@ -56,19 +71,25 @@ def main(argv=None):
     parts = {"a": ("menu scoring", menu, a.requests, "decisions/s"),
              "b": ("sampling", sample, a.rows * a.tokens, "tokens/s"),
              "c": ("update fwd+bwd", update, None, "s/update")}
+    if a.plain:
+        for k in "ac":
+            name, fn, n, unit = parts[k]
+            parts[k + "0"] = (name + " (plain)", lambda fn=fn: (plain(True), fn(), plain(False)), n, unit)
     res = {}
-    for key in a.parts:
+    keys = [k for p in a.parts for k in (p, p + "0") if k in parts]
+    for key in keys: parts[key][1]()                  # warm-up
+    ts = {k: [] for k in keys}
+    for r in range(a.repeats):                        # CPU seconds of this process (the machine may be shared)
+        for key in keys if r % 2 == 0 else keys[::-1]:
+            t = time.process_time(); parts[key][1](); ts[key].append(time.process_time() - t)
+    for key in keys:
         name, fn, n, unit = parts[key]
-        fn()
-        ts = []
-        for _ in range(a.repeats):
-            t = time.perf_counter(); fn(); ts.append(time.perf_counter() - t)
-        s = statistics.median(ts)
-        res[name] = (s, n, unit)
-        print(f"\n### ({key}) {name}: {s:.3f} s" + (f" = {n / s:.1f} {unit}" if n else f" {unit}"), flush=True)
-        with profile(activities=[ProfilerActivity.CPU]) as prof: fn()
-        print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=a.table, max_name_column_width=40))
-    print("\n| part | s | rate |\n|---|---|---|")
+        s = statistics.median(ts[key]); res[name] = (s, n, unit)
+        print(f"\n### ({key}) {name}: {s:.3f} CPU s" + (f" = {n / s:.1f} {unit}" if n else f" {unit}"), flush=True)
+        if a.table:
+            with profile(activities=[ProfilerActivity.CPU]) as prof: fn()
+            print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=a.table, max_name_column_width=40))
+    print("\n| part | CPU s | rate |\n|---|---|---|")
     for name, (s, n, unit) in res.items():
         print(f"| {name} | {s:.3f} | " + (f"{n / s:.1f} {unit}" if n else f"{s:.3f} {unit}") + " |")
 
