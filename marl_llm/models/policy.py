@@ -13,7 +13,8 @@ from typing import Sequence
 import torch
 from fastcore.basics import patch
 from .adapters import AgentAdapters
-from .decode import causal_lm, linear
+from .decode import causal_lm
+from .dnn import linear
 from .sampling import prompt_last_hidden
 from .segments import segments_blocker
 from .prompts import Prompt, answer_lead, format_prompt, format_prompts

@@ -14,7 +14,8 @@ import torch.nn.functional as F
 
 from .base import pad_rows
 from .prompts import format_prompts
-from .decode import Decoder, causal_lm, distinct_rows, linear, prefilled
+from .decode import Decoder, causal_lm, distinct_rows, prefilled
+from .dnn import linear
 from .segments import segments_blocker
 
 # %% auto #0
