@@ -19,7 +19,7 @@ from .base import position_ids_from_mask
 from .dnn import linear
 
 # %% auto #0
-__all__ = ['FAST_ARCHS', 'FAST_OPTIONS', 'causal_lm', 'lora_layers', 'fast_decode_blocker', 'model_blocker', 'lora_blocker',
+__all__ = ['FAST_ARCHS', 'FAST_OPTIONS', 'causal_lm', 'lora_layers', 'model_blocker', 'lora_blocker', 'fast_decode_blocker',
            'RowLoRA', 'Decoded', 'distinct_rows', 'Decoder', 'prefilled', 'fast_generate']
 
 # %% ../../nbs/models/03_decode.ipynb #0cb17207
@@ -48,20 +48,7 @@ def lora_layers(model, # a model, usually PEFT-wrapped
     return found[1]
 
 
-# %% ../../nbs/models/03_decode.ipynb #c4d03a1d
-def fast_decode_blocker(model,         # the (PEFT) model to decode with
-                        options: dict, # the keyword arguments of the `generate` call
-                       ) -> str | None:
-    """Why the fast decoder cannot run a `generate(**options)` call on `model`, in a few words; None if it can."""
-    extra = sorted(set(options) - FAST_OPTIONS)
-    if extra: return f"generate options {extra}"
-    if not options.get("max_new_tokens"): return "no max_new_tokens"      # absent or 0: generate decides
-    if why := model_blocker(model): return why
-    sample = options.get("do_sample", getattr(model.generation_config, "do_sample", False))
-    top_p = options.get("top_p", getattr(model.generation_config, "top_p", 1.0))
-    if sample and top_p not in (None, 1.0): return f"top_p={top_p}"
-    return None
-
+# %% ../../nbs/models/03_decode.ipynb #8064d41c
 _log = logging.getLogger("marl_llm.models.decode")   # where `model_blocker` says which paths a model takes instead, and why
 _told: set = set()                            # the reasons it has logged in this process
 
@@ -97,6 +84,21 @@ def lora_blocker(model, # the PEFT model whose LoRA layers are checked
         if getattr(m, "fan_in_fan_out", False): return "fan_in_fan_out LoRA"
         if any(b.bias is not None for b in m.lora_B.values()): return "LoRA bias"
     return None
+
+# %% ../../nbs/models/03_decode.ipynb #374c50f1
+def fast_decode_blocker(model,         # the (PEFT) model to decode with
+                        options: dict, # the keyword arguments of the `generate` call
+                       ) -> str | None:
+    """Why the fast decoder cannot run a `generate(**options)` call on `model`, in a few words; None if it can."""
+    extra = sorted(set(options) - FAST_OPTIONS)
+    if extra: return f"generate options {extra}"
+    if not options.get("max_new_tokens"): return "no max_new_tokens"      # absent or 0: generate decides
+    if why := model_blocker(model): return why
+    sample = options.get("do_sample", getattr(model.generation_config, "do_sample", False))
+    top_p = options.get("top_p", getattr(model.generation_config, "top_p", 1.0))
+    if sample and top_p not in (None, 1.0): return f"top_p={top_p}"
+    return None
+
 
 # %% ../../nbs/models/03_decode.ipynb #f4b924b9
 class RowLoRA:
