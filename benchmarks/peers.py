@@ -22,9 +22,9 @@ the update's rows:
 
 What differs is each system's own code, not the work. The part of marl_llm's that matters most here: its own
 forward (`marl_llm.models.decode`: sampling, and the scoring forward of shared-prompt rows) runs every frozen float32
-linear layer on oneDNN (`decode.linear`, what `torch.compile`'s CPU backend calls; 2x MKL's sgemm on an AMD CPU,
+linear layer on oneDNN (`dnn.linear`, what `torch.compile`'s CPU backend calls; 2x MKL's sgemm on an AMD CPU,
 where MKL keeps to AVX2), while TRL and CoMLRL run transformers' forward, whose matmuls go to MKL
-(`decode.CPU_ONEDNN = False` turns it off; `benchmarks/text_update_ablation.py` measures it).
+(`dnn.CPU_ONEDNN = False` turns it off; `benchmarks/text_update_ablation.py` measures it).
 
 Each cell runs in a fresh subprocess (so peak RSS, VmHWM, does not mix; the parent never imports torch; a
 marl_llm process fixes glibc's mmap threshold at 2 MiB when it builds `AgentAdapters` on a model at least 512

@@ -4,7 +4,7 @@ in ONE process, the variants alternated update by update (forward order, then re
 machine's drift hits them all alike; the table gives each variant's median s/update and the median of its
 per-round ratio to "oneDNN linears on".
 
-The piece: oneDNN linears (`marl_llm.models.decode.CPU_ONEDNN`): the toolkit's own forward (sampling, and the scoring
+The piece: oneDNN linears (`marl_llm.models.dnn.CPU_ONEDNN`): the toolkit's own forward (sampling, and the scoring
 forward of shared-prompt rows) runs frozen float32 CPU linears on oneDNN instead of torch's default BLAS (MKL's
 sgemm). Two more pieces were measured this way and dropped once the linears ran on oneDNN: the sampler's
 softmax kept for the update's LM head (turning it off took 0.98x the time) and attention over several tokens
@@ -27,13 +27,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import peers  # noqa: E402  (the same models, prompts, rewards and update as the peers benchmark)
 
-VARIANTS = {"oneDNN linears on": True, "oneDNN linears off": False}   # -> marl_llm.models.decode.CPU_ONEDNN
+VARIANTS = {"oneDNN linears on": True, "oneDNN linears off": False}   # -> marl_llm.models.dnn.CPU_ONEDNN
 
 
 def run(rounds: int, folder: str) -> dict:
     "Seconds per update of every variant, alternated update by update in this process."
     import torch
-    import marl_llm.models.decode as md
+    import marl_llm.models.dnn as md
     from marl_llm.models.adapters import AgentAdapters
     from marl_llm.models.base import load_backbone
     from marl_llm.learn.pipeline import make_optimizers

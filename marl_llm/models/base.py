@@ -33,7 +33,7 @@ __all__ = ['SPECIAL_TOKENS', 'WORD_START', 'CHARS', 'WORDS', 'PIECES_FILE', 'TIN
            'resolve_prompt_format', 'load_backbone', 'check_backbone', 'position_ids_from_mask', 'last_token_index',
            'pad_rows']
 
-# %% ../../nbs/models/02_base.ipynb #e01ce0cf
+# %% ../../nbs/models/02_base.ipynb #5abf9088
 SPECIAL_TOKENS = {"pad": "<pad>", "bos": "<s>", "eos": "</s>", "unk": "<unk>"}
 "The tiny tokenizer's special tokens (ids 0, 1, 2, 3 in this order)."
 
@@ -65,6 +65,7 @@ propose proposer reviewer speak skip solution correct wrong true false equal let
 "The words of the games and prompts; each is a single token (plain, after a space, capitalised)."
 
 
+# %% ../../nbs/models/02_base.ipynb #c60d07f9
 PIECES_FILE = "tiny_pieces.json"
 "The `tiny` tokenizer's domain pieces, learned by BPE from the games' and tasks' texts (`tools/01_domain_tokenizer`), shipped in the package."
 

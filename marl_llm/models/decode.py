@@ -16,12 +16,13 @@ import torch.nn.functional as F
 from fastcore.basics import patch, patch_to
 
 from .base import position_ids_from_mask
+from .dnn import linear
 
 # %% auto #0
-__all__ = ['FAST_ARCHS', 'FAST_OPTIONS', 'CPU_ONEDNN', 'causal_lm', 'lora_layers', 'fast_decode_blocker', 'model_blocker',
-           'lora_blocker', 'linear', 'RowLoRA', 'Decoded', 'distinct_rows', 'Decoder', 'prefilled', 'fast_generate']
+__all__ = ['FAST_ARCHS', 'FAST_OPTIONS', 'causal_lm', 'lora_layers', 'model_blocker', 'lora_blocker', 'fast_decode_blocker',
+           'RowLoRA', 'Decoded', 'distinct_rows', 'Decoder', 'prefilled', 'fast_generate']
 
-# %% ../../nbs/models/03_decode.ipynb #9f26b431
+# %% ../../nbs/models/03_decode.ipynb #0cb17207
 FAST_ARCHS = ("qwen2", "llama")
 "Architectures the fast decoder runs: pre-norm RMSNorm, RoPE, grouped-query attention, SiLU-gated MLP."
 FAST_OPTIONS = {"max_new_tokens", "min_new_tokens", "do_sample", "temperature", "top_k", "top_p", "eos_token_id",
@@ -46,19 +47,8 @@ def lora_layers(model, # a model, usually PEFT-wrapped
         found = model.__dict__["_marl_lora_layers"] = (key, [m for m in model.modules() if _is_lora(m)])
     return found[1]
 
-def fast_decode_blocker(model,         # the (PEFT) model to decode with
-                        options: dict, # the keyword arguments of the `generate` call
-                       ) -> str | None:
-    """Why the fast decoder cannot run a `generate(**options)` call on `model`, in a few words; None if it can."""
-    extra = sorted(set(options) - FAST_OPTIONS)
-    if extra: return f"generate options {extra}"
-    if not options.get("max_new_tokens"): return "no max_new_tokens"      # absent or 0: generate decides
-    if why := model_blocker(model): return why
-    sample = options.get("do_sample", getattr(model.generation_config, "do_sample", False))
-    top_p = options.get("top_p", getattr(model.generation_config, "top_p", 1.0))
-    if sample and top_p not in (None, 1.0): return f"top_p={top_p}"
-    return None
 
+# %% ../../nbs/models/03_decode.ipynb #8064d41c
 _log = logging.getLogger("marl_llm.models.decode")   # where `model_blocker` says which paths a model takes instead, and why
 _told: set = set()                            # the reasons it has logged in this process
 
@@ -95,53 +85,20 @@ def lora_blocker(model, # the PEFT model whose LoRA layers are checked
         if any(b.bias is not None for b in m.lora_B.values()): return "LoRA bias"
     return None
 
-# %% ../../nbs/models/03_decode.ipynb #4ac93c9d
-CPU_ONEDNN = True
-"Whether `linear` runs float32 CPU matmuls of frozen weights on oneDNN (False: torch's default BLAS)."
+# %% ../../nbs/models/03_decode.ipynb #374c50f1
+def fast_decode_blocker(model,         # the (PEFT) model to decode with
+                        options: dict, # the keyword arguments of the `generate` call
+                       ) -> str | None:
+    """Why the fast decoder cannot run a `generate(**options)` call on `model`, in a few words; None if it can."""
+    extra = sorted(set(options) - FAST_OPTIONS)
+    if extra: return f"generate options {extra}"
+    if not options.get("max_new_tokens"): return "no max_new_tokens"      # absent or 0: generate decides
+    if why := model_blocker(model): return why
+    sample = options.get("do_sample", getattr(model.generation_config, "do_sample", False))
+    top_p = options.get("top_p", getattr(model.generation_config, "top_p", 1.0))
+    if sample and top_p not in (None, 1.0): return f"top_p={top_p}"
+    return None
 
-@functools.cache
-def _dnn():
-    "oneDNN's linear op (`torch.ops.mkldnn._linear_pointwise`), or None where this torch build lacks it or it fails."
-    try:
-        op = torch.ops.mkldnn._linear_pointwise
-        x, w = torch.arange(6.0).view(2, 3), torch.arange(12.0).view(4, 3)
-        ok = torch.backends.mkldnn.is_available() and torch.equal(op.binary(x, x @ w.t(), w, None, "add"), 2 * x @ w.t())
-        return op if ok else None
-    except (AttributeError, RuntimeError):
-        return None
-
-class _DnnLinear(torch.autograd.Function):
-    "`x @ W.T (+ b) (+ res)` `[M, out]` for a frozen `W` `[out, in]` on oneDNN, its backward's `dy @ W` too."
-    @staticmethod
-    def forward(ctx, x, w, b, res):
-        ctx.save_for_backward(w)
-        return _dnn()(x, w, b, "none", [None], "") if res is None else _dnn().binary(x, res, w, b, "add")
-
-    @staticmethod
-    def backward(ctx, dy):
-        w, = ctx.saved_tensors
-        dx = linear(dy, w.t()) if ctx.needs_input_grad[0] else None
-        return dx, None, dy.sum(0) if ctx.needs_input_grad[2] else None, dy if ctx.needs_input_grad[3] else None
-
-def linear(x: torch.Tensor,                    # [..., in]
-           w: torch.Tensor,                    # [out, in]
-           b: torch.Tensor | None = None,      # [out]
-           res: torch.Tensor | None = None,    # [..., out] added to the result (a residual)
-          ) -> torch.Tensor:
-    "`x @ w.T + b + res` `[..., out]`: on oneDNN for float32 CPU tensors and a frozen `w` (see above), else torch's own."
-    if (CPU_ONEDNN and x.device.type == "cpu" and x.dtype == w.dtype == torch.float32 and not w.requires_grad
-            and _dnn() is not None):
-        x2 = x.reshape(-1, x.shape[-1])
-        r2 = None if res is None else res.reshape(-1, w.shape[0])
-        if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, b, res)):
-            y = _DnnLinear.apply(x2, w, b, r2)
-        else:
-            y = _dnn()(x2, w, b, "none", [None], "") if r2 is None else _dnn().binary(x2, r2, w, b, "add")
-        return y.view(*x.shape[:-1], w.shape[0])
-    if res is None or b is not None:
-        y = F.linear(x, w, b)
-        return y if res is None else y + res
-    return torch.addmm(res.reshape(-1, res.shape[-1]), x.reshape(-1, x.shape[-1]), w.t()).view(res.shape)   # the add folded in
 
 # %% ../../nbs/models/03_decode.ipynb #f4b924b9
 class RowLoRA:
@@ -325,7 +282,7 @@ def prefilled(model,                      # the PEFT model holding the adapters
         dec.k[li][:, :, :T0], dec.v[li][:, :, :T0] = pre.k[li][which], pre.v[li][which]
     return dec, pre, h, which
 
-# %% ../../nbs/models/03_decode.ipynb #d01440f0
+# %% ../../nbs/models/03_decode.ipynb #5c7fa65b
 def _option(value, config, key, default):
     "An explicit option, else the generation config's value, else `default` (as `generate` resolves them)."
     if value is not None: return value
@@ -340,6 +297,42 @@ def _inference(f):
         return Decoded(out.sequences.clone(), out.logprobs.clone())   # inference tensors may not enter autograd later
     return run
 
+
+# %% ../../nbs/models/03_decode.ipynb #c5ac6524
+def _pick(logits: torch.Tensor, # [B, V] a step's logits
+          temperature: float,   # they are divided by it
+          do_sample: bool,      # draw by inverse CDF (else the argmax)
+          top_k: int,           # draw among the k most likely tokens (0: all)
+          masked: list,         # token ids never chosen at this step
+         ) -> tuple[torch.Tensor, torch.Tensor]:
+    "One step's tokens `[B]` and their log-probs `[B]` under the tempered, unmasked distribution (a scoring forward's)."
+    raw = logits.float() if temperature == 1.0 else logits.float() / temperature
+    p = raw.softmax(-1)                             # the distribution a scoring forward gives (no masks)
+    if do_sample:    # inverse CDF: the first token whose cumulative probability passes u ~ U(0, total mass)
+        if masked: p[:, masked] = 0.0               # in place: a sampled token is never masked, its p stays
+        if top_k and top_k < p.shape[-1]: p.masked_fill_(raw < raw.topk(top_k, -1).values[:, -1:], 0.0)
+        cdf = p.cumsum(-1)
+        u = torch.rand(p.shape[0], 1, device=cdf.device) * cdf[:, -1:]
+        nxt = torch.searchsorted(cdf, u)[:, 0].clamp(max=cdf.shape[-1] - 1)
+    else:
+        nxt = (raw.index_fill(1, torch.tensor(masked, device=raw.device), float("-inf")) if masked else raw).argmax(-1)
+    lp = p.gather(1, nxt[:, None])[:, 0].log()
+    if bool(torch.isinf(lp).any()): lp = raw.log_softmax(-1).gather(1, nxt[:, None])[:, 0]   # a p that underflowed to 0
+    return nxt, lp
+
+def _options(gc, device, do_sample, temperature, top_k, min_new_tokens, eos_token_id, pad_token_id, suppress_tokens):
+    "`fast_generate`'s options resolved against generation config `gc` (as `generate` resolves them); EOS ids as a tensor."
+    do_sample = _option(do_sample, gc, "do_sample", False)
+    temperature = _option(temperature, gc, "temperature", 1.0) if do_sample else 1.0
+    top_k = _option(top_k, gc, "top_k", 0) if do_sample else 0
+    min_new = _option(min_new_tokens, gc, "min_new_tokens", 0)
+    eos = _option(eos_token_id, gc, "eos_token_id", [])
+    eos = torch.tensor([eos] if isinstance(eos, int) else list(eos), dtype=torch.long, device=device)
+    pad = _option(pad_token_id, gc, "pad_token_id", int(eos[0]) if len(eos) else 0)
+    return do_sample, temperature, top_k, min_new, eos, pad, list(_option(suppress_tokens, gc, "suppress_tokens", []))
+
+
+# %% ../../nbs/models/03_decode.ipynb #0255d5ad
 @_inference
 def fast_generate(model,                              # a transformers causal LM (Qwen2/Llama), PEFT-wrapped or not
                   names: Sequence[str],               # adapter per row; a name with no adapter is the base
@@ -358,15 +351,9 @@ def fast_generate(model,                              # a transformers causal LM
     """`generate` for left-padded prompts with each row under its own adapter, on a preallocated KV cache; unset
     options come from the model's generation config, as in `generate`. Also returns each new token's log-prob
     under the tempered, unmasked distribution (what a scoring forward computes), from logits it already has."""
-    gc = model.generation_config
-    do_sample = _option(do_sample, gc, "do_sample", False)
-    temperature = _option(temperature, gc, "temperature", 1.0) if do_sample else 1.0
-    top_k = _option(top_k, gc, "top_k", 0) if do_sample else 0
-    min_new = _option(min_new_tokens, gc, "min_new_tokens", 0)
-    eos = _option(eos_token_id, gc, "eos_token_id", [])
-    eos = torch.tensor([eos] if isinstance(eos, int) else list(eos), dtype=torch.long, device=input_ids.device)
-    pad = _option(pad_token_id, gc, "pad_token_id", int(eos[0]) if len(eos) else 0)
-    suppress = list(_option(suppress_tokens, gc, "suppress_tokens", []))
+    do_sample, temperature, top_k, min_new, eos, pad, suppress = _options(
+        model.generation_config, input_ids.device, do_sample, temperature, top_k, min_new_tokens, eos_token_id,
+        pad_token_id, suppress_tokens)
     B, T0 = input_ids.shape
     att = torch.zeros(B, T0 + max_new_tokens, dtype=torch.bool, device=input_ids.device)
     att[:, :T0] = attention_mask.bool()
@@ -376,21 +363,8 @@ def fast_generate(model,                              # a transformers causal LM
     pos = position_ids_from_mask(attention_mask)[:, -1:]
     done, toks, lps = torch.zeros(B, dtype=torch.bool, device=att.device), [], []
     for t in range(max_new_tokens):
-        raw = logits.float() if temperature == 1.0 else logits.float() / temperature
-        p = raw.softmax(-1)                             # the distribution a scoring forward gives (no masks)
-        masked = []                                     # what is never sampled now: as generate masks it
-        if suppress: masked += suppress
-        if t < min_new: masked += eos.tolist()
-        if do_sample:    # inverse CDF: the first token whose cumulative probability passes u ~ U(0, total mass)
-            if masked: p[:, masked] = 0.0               # in place: a sampled token is never masked, its p stays
-            if top_k and top_k < p.shape[-1]: p.masked_fill_(raw < raw.topk(top_k, -1).values[:, -1:], 0.0)
-            cdf = p.cumsum(-1)
-            u = torch.rand(B, 1, device=cdf.device) * cdf[:, -1:]
-            nxt = torch.searchsorted(cdf, u)[:, 0].clamp(max=cdf.shape[-1] - 1)
-        else:
-            nxt = (raw.index_fill(1, torch.tensor(masked, device=raw.device), float("-inf")) if masked else raw).argmax(-1)
-        lp = p.gather(1, nxt[:, None])[:, 0].log()
-        if bool(torch.isinf(lp).any()): lp = raw.log_softmax(-1).gather(1, nxt[:, None])[:, 0]   # a p that underflowed to 0
+        masked = (suppress or []) + (eos.tolist() if t < min_new else [])   # never chosen now: as generate masks them
+        nxt, lp = _pick(logits, temperature, do_sample, top_k, masked)
         toks.append(torch.where(done, torch.full_like(nxt, pad), nxt))
         lps.append(lp.masked_fill(done, 0.0))
         done = done | torch.isin(nxt, eos)

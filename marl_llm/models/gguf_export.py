@@ -16,7 +16,7 @@ import torch
 
 # %% auto #0
 __all__ = ['TINY_WORDS', 'TINY_SPECIAL_TOKENS', 'CHATML_TEMPLATE', 'TOKEN_TYPES', 'DTYPES', 'tiny_tokenizer', 'tiny_llama',
-           'permute_qk', 'llama_hparams', 'gguf_tokenizer', 'write_gguf']
+           'permute_qk', 'llama_hparams', 'bpe_pre_tokenizer', 'gguf_tokenizer', 'write_gguf']
 
 # %% ../../nbs/models/09_gguf_export.ipynb #d546cfef
 TINY_WORDS = tuple("""
@@ -132,15 +132,11 @@ def llama_hparams(model, # a transformers `LlamaForCausalLM`
         hparams |= {"attention.key_length": head_dim, "attention.value_length": head_dim}
     return hparams
 
-# %% ../../nbs/models/09_gguf_export.ipynb #7647b6a6
-TOKEN_TYPES = {"normal": 1, "control": 3, "user_defined": 4, "unused": 5}
-"llama.cpp's `tokenizer.ggml.token_type` values this writer uses (gguf's `TokenType`)."
-
-def gguf_tokenizer(tokenizer, # a byte-level BPE `PreTrainedTokenizerFast` (GPT-2 style, as SmolLM2's)
-                   vocab_size: int | None = None, # the model's embedding rows (default: `len(tokenizer)`); missing ids become `[PADn]`
-                   pre: str | None = None, # llama.cpp's pre-tokenizer name; `None`: inferred (`gpt-2` or `smollm`)
-                  ) -> dict:
-    "The `tokenizer.ggml.*` fields (and chat template) llama.cpp and transformers read for `tokenizer`."
+# %% ../../nbs/models/09_gguf_export.ipynb #45573045
+def bpe_pre_tokenizer(tokenizer, # a byte-level BPE `PreTrainedTokenizerFast` (GPT-2 style, as SmolLM2's)
+                      pre: str | None = None, # llama.cpp's pre-tokenizer name; `None`: inferred (`gpt-2` or `smollm`)
+                     ) -> tuple[dict, str]:
+    "`tokenizer`'s BPE model (its `tokenizer.json` state) and llama.cpp's name of its pre-tokenizer; a `ValueError` if it has none."
     state = json.loads(tokenizer.backend_tokenizer.to_str())
     bpe, pre_tok, decoder = state["model"], state.get("pre_tokenizer") or {}, state.get("decoder") or {}
     parts = pre_tok.get("pretokenizers", []) if pre_tok.get("type") == "Sequence" else [pre_tok]
@@ -160,6 +156,19 @@ def gguf_tokenizer(tokenizer, # a byte-level BPE `PreTrainedTokenizerFast` (GPT-
                              f"(e.g. 'gpt-2', 'smollm', 'llama-bpe', 'qwen2').")
     elif not isinstance(pre, str) or not pre:
         raise ValueError(f"write_gguf: pre={pre!r} is not a llama.cpp pre-tokenizer name (e.g. 'gpt-2', 'smollm').")
+    return bpe, pre
+
+
+# %% ../../nbs/models/09_gguf_export.ipynb #38890ac4
+TOKEN_TYPES = {"normal": 1, "control": 3, "user_defined": 4, "unused": 5}
+"llama.cpp's `tokenizer.ggml.token_type` values this writer uses (gguf's `TokenType`)."
+
+def gguf_tokenizer(tokenizer, # a byte-level BPE `PreTrainedTokenizerFast` (GPT-2 style, as SmolLM2's)
+                   vocab_size: int | None = None, # the model's embedding rows (default: `len(tokenizer)`); missing ids become `[PADn]`
+                   pre: str | None = None, # llama.cpp's pre-tokenizer name; `None`: inferred (`gpt-2` or `smollm`)
+                  ) -> dict:
+    "The `tokenizer.ggml.*` fields (and chat template) llama.cpp and transformers read for `tokenizer`."
+    bpe, pre = bpe_pre_tokenizer(tokenizer, pre)
     vocab = tokenizer.get_vocab()
     vocab_size = len(tokenizer) if vocab_size is None else vocab_size
     if max(vocab.values()) >= vocab_size:

@@ -13,6 +13,10 @@ from typing import Sequence
 import torch
 from fastcore.basics import patch
 from .adapters import AgentAdapters
+from .decode import causal_lm
+from .dnn import linear
+from .sampling import prompt_last_hidden
+from .segments import segments_blocker
 from .prompts import Prompt, answer_lead, format_prompt, format_prompts
 
 # %% auto #0
@@ -143,12 +147,17 @@ def menu_logprobs(self: MenuPolicy,
                   batch: dict,                                # from `encode`
                   agents: Sequence[str] | str | None = None,  # whose adapter scores each row (None: `batch["agents"]`)
                  ) -> torch.Tensor:
-    "`[B, L]` log-probs over each row's menu (−inf off-menu), from one forward pass; differentiable."
+    """`[B, L]` log-probs over each row's menu (−inf off-menu), from one forward pass; differentiable. On the toolkit's
+    own forward (`sampling.prompt_last_hidden`: each agent's shared prompt prefix runs once) the LM head runs on the
+    menu labels' rows alone: the full vocabulary's normaliser cancels in the menu's log-softmax."""
     agents = batch["agents"] if agents is None else agents
-    lp = self.adapters.next_token_logprobs(agents, batch["input_ids"], batch["attention_mask"])
-    mask = batch["menu_mask"]
-    logits = lp[:, self.label_ids[:mask.shape[1]]] / self.temperature
-    logits = logits.masked_fill(~mask, float("-inf"))
+    ids, att, mask = batch["input_ids"], batch["attention_mask"], batch["menu_mask"]
+    labels, head = self.label_ids[:mask.shape[1]], causal_lm(self.adapters.model).lm_head
+    fast = segments_blocker(self.adapters.model, {}) is None and isinstance(head, torch.nn.Linear) and head.bias is None
+    got = prompt_last_hidden(self.adapters, self.adapters._adapter_names(agents, len(ids)), ids, att) if fast else None
+    if got is None: z = self.adapters.next_token_logprobs(agents, ids, att)[:, labels]   # the full head
+    else: z = linear(got[0].norm(got[0].final[0], got[1]), head.weight[labels]).float()   # the labels' rows alone
+    logits = (z / self.temperature).masked_fill(~mask, float("-inf"))
     return torch.log_softmax(logits, -1)
 
 

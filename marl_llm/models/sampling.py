@@ -14,11 +14,13 @@ import torch.nn.functional as F
 
 from .base import pad_rows
 from .prompts import format_prompts
-from .decode import Decoder, causal_lm, distinct_rows, linear, prefilled
+from .decode import Decoder, causal_lm, distinct_rows, prefilled
+from .dnn import linear
 from .segments import segments_blocker
 
 # %% auto #0
-__all__ = ['Sample', 'sample_texts', 'head_logprobs', 'completion_logits', 'completion_logprobs', 'completion_token_logprobs']
+__all__ = ['Sample', 'sample_texts', 'head_logprobs', 'completion_logits', 'prompt_last_hidden', 'completion_logprobs',
+           'completion_token_logprobs']
 
 # %% ../../nbs/models/07_sampling.ipynb #d5ccab0a
 @dataclass
@@ -189,6 +191,36 @@ def _shared_prompt_hidden(adapters, names, prompt_ids, completion_ids) -> tuple[
         pos = att_p.sum(-1, keepdim=True) + torch.arange(T, device=dev)
         h = torch.cat([h, dec.hidden(ids_c[:, :T], pos, Tp, mask)], 1)   # column j predicts token j
     return dec, h, att_c.bool()
+
+
+# %% ../../nbs/models/07_sampling.ipynb #52009572
+def _common_cuts(names: Sequence[str], rows: Sequence[Sequence[int]]) -> list[int]:
+    "Per row, the length of the token prefix it shares with every row of the same name (at most its length - 1)."
+    ref, cut = {}, {}
+    for n, r in zip(names, rows):
+        ref.setdefault(n, r)
+        k, lim = 0, min(cut.get(n, len(r) - 1), len(r) - 1)
+        while k < lim and r[k] == ref[n][k]: k += 1
+        cut[n] = k
+    return [cut[n] for n in names]
+
+def prompt_last_hidden(adapters,                     # `AgentAdapters` (Qwen2/Llama, plain LoRA: `segments_blocker` None)
+                       names: Sequence[str],         # each row's adapter name (`BASE`: none)
+                       input_ids: torch.Tensor,      # [B, T] prompts, left-padded
+                       attention_mask: torch.Tensor, # [B, T], 0 on padding
+                      ) -> tuple[Decoder, torch.Tensor] | None:
+    """The last layer's hidden state `[B, H]` (before the final norm) after each row's last prompt token, on the
+    toolkit's own forward, with gradients where enabled; None where some row shares no token with its agent's others.
+    Each agent's rows share their longest common token prefix (the chat header and the rules, often more of the
+    observation): it runs once per agent (`_shared_prompt_hidden`), and each row then runs only the rest of its prompt."""
+    rows = [r[m.bool()].tolist() for r, m in zip(input_ids, attention_mask)]
+    cuts = _common_cuts(names, rows)
+    if min(cuts) < 1: return None
+    pad = adapters.backbone.tokenizer.pad_token_id
+    dec, h, _ = _shared_prompt_hidden(adapters, list(names), [r[:c] for r, c in zip(rows, cuts)],
+                                      [r[c:] + [pad] for r, c in zip(rows, cuts)])   # the pad: a column not run
+    last = torch.tensor([len(r) - c for r, c in zip(rows, cuts)], device=h.device)   # column after the last token
+    return dec, h[torch.arange(len(rows), device=h.device), last]
 
 
 # %% ../../nbs/models/07_sampling.ipynb #4326b91f
