@@ -3,7 +3,7 @@
     python benchmarks/train.py [--cpu-minutes 15] [--cases overcooked:cramped_room overcooked:asymmetric_advantages harvest:small]
     python benchmarks/train.py --plot train_a.json train_b.json     # one figure from several result files
 
-For each case: synthesise feasibility guards from random burn-in (options/06_guards), train the tiny backbone's
+For each case: synthesise feasibility guards from random burn-in (options/07_guards), train the tiny backbone's
 per-agent adapters with PA-MAGRPO for at most `--cpu-minutes` of CPU time (and `--max-updates`),
 then evaluate on held-out seeds (never used in training):
 
@@ -30,7 +30,7 @@ def team_of(env, rewards: dict) -> float:
 
 def low_level_llm(policy, game, layout, seeds, horizon):
     "Team reward per episode of the LLM choosing primitive actions every step (all envs batched per step)."
-    from marl_llm.options.library import make_game, option_library
+    from marl_llm.options.registry import make_game, option_library
     from marl_llm.models.policy import Request
     from marl_llm.games.grid import ACTIONS, DIRECTION_NAMES
     from marl_llm.options.rollout import compact_obs
@@ -111,7 +111,7 @@ def _fresh_policy(cfg):
     from marl_llm.models.base import load_backbone
     from marl_llm.models.adapters import AgentAdapters
     from marl_llm.models.policy import MenuPolicy
-    from marl_llm.options.library import make_game
+    from marl_llm.options.registry import make_game
     bb = load_backbone(cfg.backbone, seed=cfg.seed)
     ad = AgentAdapters(bb, make_game(cfg.game, cfg.layout).possible_agents, seed=cfg.seed)
     return MenuPolicy(ad, seed=cfg.seed)

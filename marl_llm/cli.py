@@ -31,7 +31,7 @@ def _demo_parser(description: str, # the parser's description (`demo`'s docstrin
 # %% ../nbs/90_cli.ipynb #1a55b898
 def _demo_error(a: argparse.Namespace) -> str | None:
     "What is wrong with `demo`'s arguments (an unknown game, layout, device, backbone or prompt format), or None."
-    from marl_llm.options.library import game_spec
+    from marl_llm.options.registry import game_spec
     from marl_llm.core.config import check_device, check_prompt_format, ConfigError
     from marl_llm.models.base import check_backbone
     try:

@@ -14,7 +14,7 @@ from fastcore.basics import patch
 import ipywidgets as W
 import plotly.graph_objects as go
 from ..core.records import Episode
-from ..options.library import make_game
+from ..options.registry import make_game
 
 # %% auto #0
 __all__ = ['CHOSEN_STYLE', 'KEY_EVENTS', 'prob_bar', 'StepControls', 'load_episode', 'EpisodeStepper', 'frame_strip',

@@ -23,7 +23,8 @@ from ..models.policy import MenuPolicy, primitive_requests
 from ..options.typed import Option
 from ..options.env import OptionEnv, RandomOptionPolicy
 from ..options.rollout import RULES, guard_filter, team_total
-from ..options.library import make_game, scripted_option
+from ..options.library import scripted_option
+from ..options.registry import make_game
 from ..analysis.audits import evaluate_policy
 from ..options.burnin import burn_in
 from ..options.guards import synthesize

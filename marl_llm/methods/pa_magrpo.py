@@ -15,7 +15,7 @@ import numpy as np
 
 from ..core.records import Episode, Turn
 from ..core.config import RunConfig, ConfigError, arg
-from ..options.library import game_spec, make_game
+from ..options.registry import game_spec, make_game
 from ..options.env import OptionEnv
 from ..models.policy import MenuPolicy
 from ..options.rollout import OBS_FORMS, RULES, SHAPING, guard_filter, obs_form

@@ -6,8 +6,6 @@ Docs: https://marl-llm.github.io/marl_llm/options/library.html.md"""
 
 # %% ../../nbs/options/02_library.ipynb #ed1e7ceb
 from __future__ import annotations
-import importlib
-from dataclasses import dataclass
 
 import numpy as np
 from fastcore.basics import patch
@@ -17,8 +15,7 @@ from .typed import Cell, WAIT, Ref, Option
 from .core import OptionLibrary
 
 # %% auto #0
-__all__ = ['GAMES', 'LIBRARIES', 'OvercookedOptions', 'scripted_option', 'HarvestOptions', 'CleanupOptions', 'GameSpec',
-           'register_game', 'game_spec', 'make_game', 'option_library']
+__all__ = ['OvercookedOptions', 'scripted_option', 'HarvestOptions', 'CleanupOptions']
 
 # %% ../../nbs/options/02_library.ipynb #e1e83c4e
 class OvercookedOptions(OptionLibrary):
@@ -331,64 +328,3 @@ def arg_features(self: CleanupOptions,
     if opt.name != "clean": return super(CleanupOptions, self).arg_features(env, i, opt)
     k = self._segment(env, opt)
     return {"arg0.waste": int(env.segment_waste[k]), "arg0.cells": len(env.river_segments[k])}
-
-# %% ../../nbs/options/02_library.ipynb #7e5eaceb
-@dataclass
-class GameSpec:
-    "Where a game lives: its module and env class (imported on first use), its option library, its default layout."
-    name: str               # the game's name (`--game`)
-    module: str             # the module that defines its env, imported on first use
-    env_class: str          # the env class's name in `module`
-    library: type           # its `OptionLibrary` subclass
-    default_layout: str     # the layout `make_game` uses when given none
-    def env_cls(self) -> type:
-        "The env class (imports the game's module)."
-        return getattr(importlib.import_module(self.module), self.env_class)
-    def layouts(self) -> list[str]:
-        "Names of the layouts the game ships."
-        return sorted(self.env_cls().LAYOUTS)
-
-GAMES: dict[str, GameSpec] = {}
-"Registered games by name."
-LIBRARIES: dict[str, type] = {}
-"Option library class of each registered game."
-
-def register_game(name: str,           # the game's name (`--game`)
-                  module: str,         # the module that defines its env, imported on first use
-                  env_class: str,      # the env class's name in `module`
-                  library: type,       # its `OptionLibrary` subclass
-                  default_layout: str, # the layout `make_game` uses when given none
-                 ) -> GameSpec:
-    "Add a game and its option library to the registry."
-    GAMES[name] = GameSpec(name, module, env_class, library, default_layout)
-    LIBRARIES[name] = library
-    return GAMES[name]
-
-register_game("overcooked", "marl_llm.games.overcooked", "OvercookedEnv", OvercookedOptions, "cramped_room")
-register_game("cleanup", "marl_llm.games.commons", "CleanupEnv", CleanupOptions, "small")
-register_game("harvest", "marl_llm.games.commons", "HarvestEnv", HarvestOptions, "small")
-
-# %% ../../nbs/options/02_library.ipynb #0bed6298
-def game_spec(game: str, # a registered game's name
-             ) -> GameSpec:
-    "The registry entry of `game`; an unknown name lists the valid ones."
-    if game not in GAMES: raise ValueError(f"unknown game {game!r}; valid games: {sorted(GAMES)}")
-    return GAMES[game]
-
-def make_game(game: str = "overcooked", # a registered game's name
-              layout: str | None = None, # one of the game's layouts (None: its default layout)
-              **kw):
-    "A new env of `game` on `layout` (the game's default if None); `kw` go to the env (seed, horizon, n_agents...)."
-    spec = game_spec(game)
-    layout = spec.default_layout if layout is None else layout
-    valid = spec.layouts()
-    if layout not in valid: raise ValueError(f"unknown layout {layout!r} for game {game!r}; valid layouts: {valid}")
-    return spec.env_cls()(layout=layout, **kw)
-
-def option_library(game, # a registered game's name, or an env of a registered game
-                   **kw) -> OptionLibrary:
-    "The option library of `game`: a registered name, or an env of a registered game; `kw` configure it."
-    if isinstance(game, str): return game_spec(game).library(**kw)
-    for spec in GAMES.values():
-        if type(game) is spec.env_cls(): return spec.library(**kw)
-    raise ValueError(f"no option library for a {type(game).__name__}; registered games: {sorted(GAMES)}")

@@ -29,7 +29,7 @@ def option_texts(episodes: int = 2, # random episodes per layout
     "Decision prompts of random option play on every layout of every option game (compact obs; rules and text obs on some)."
     from marl_llm.options.env import OptionEnv, RandomOptionPolicy
     from marl_llm.options.rollout import RULES, compact_obs, short_refs
-    from marl_llm.options.library import GAMES
+    from marl_llm.options.registry import GAMES
     from marl_llm.models.policy import build_prompt
     out = []
     for game in sorted(GAMES):
