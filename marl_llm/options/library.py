@@ -34,7 +34,10 @@ class OvercookedOptions(OptionLibrary):
             cache[key]["ingredients"] = [k for k in ("onion", "tomato") if cache[key]["dispensers"][k]]
         return cache[key]
 
-    def menu(self, env, i: int) -> list[Option]:
+    def menu(self, env, # the Overcooked env
+             i: int, # the agent's index
+            ) -> list[Option]:
+        "Agent `i`'s options now: fetch, put, start_cook, pickup_soup, deliver, place (while holding), take, wait."
         L, held = self._layout(env), env.held[i]
         m = [Option("fetch", (k,)) for k in (*L["ingredients"], "dish")]
         m += [Option("put", (k, Ref("pot", p))) for p in L["pots"] for k in L["ingredients"]]
@@ -46,7 +49,9 @@ class OvercookedOptions(OptionLibrary):
         m.append(WAIT)
         return m
 
-    def targets(self, env, opt: Option) -> list[Cell]:
+    def targets(self, env,      # the Overcooked env
+                opt: Option, # the option
+               ) -> list[Cell]:
         "The cells the option interacts with."
         L = self._layout(env)
         if opt.name == "fetch": return L["dispensers"][opt.args[0]]
@@ -54,7 +59,12 @@ class OvercookedOptions(OptionLibrary):
         r = opt.ref()
         return [r.xy] if r is not None else []
 
-    def spots(self, env, i, opt): return self.facing_spots(env, self.targets(env, opt))
+    def spots(self, env, # the Overcooked env
+              i,   # the agent's index
+              opt, # the option
+             ) -> list:
+        "Where `opt` can be done from: (cell, facing) pairs next to its targets."
+        return self.facing_spots(env, self.targets(env, opt))
 
 # %% ../../nbs/options/02_library.ipynb #f7c7a592
 @patch
@@ -173,7 +183,8 @@ class _AppleOptions(OptionLibrary):
         if quota < 1: raise ValueError(f"quota must be >= 1, got {quota}")
         self.quota = quota
 
-    def groups(self, env) -> list[list[Cell]]:
+    def groups(self, env, # the commons env
+              ) -> list[list[Cell]]:
         "The apple-cell groups `harvest` options target."
         return env.patches
 
@@ -182,17 +193,34 @@ class _AppleOptions(OptionLibrary):
         if not 0 <= k < len(groups): raise ValueError(f"{opt.label}: no {self.group_kind} #{k}; valid: 0..{len(groups) - 1}")
         return groups[k]
 
-    def menu(self, env, i):
+    def menu(self, env, # the commons env
+             i,   # the agent's index
+            ) -> list[Option]:
+        "`harvest` of every group, and `wait`."
         return [Option("harvest", (Ref(self.group_kind, k),)) for k in range(len(self.groups(env)))] + [WAIT]
 
-    def begin(self, env, i, opt, run): run.memo.update(eaten=env.eaten[i], got=0)
+    def begin(self, env, # the commons env
+              i,   # the agent's index
+              opt, # the option
+              run, # the option's run (its memo)
+             ):
+        "Remember how many apples agent `i` had eaten, to count `harvest`'s own."
+        run.memo.update(eaten=env.eaten[i], got=0)
 
-    def spots(self, env, i, opt):
+    def spots(self, env, # the commons env
+              i,   # the agent's index
+              opt, # the option
+             ) -> list:
+        "For `harvest`: the group's apples no other agent stands on (standing on one eats it)."
         if opt.name != "harvest": return []
         apples, others = env.apples, self.others(env, i)
         return [(c, None) for c in self._group(env, opt) if c in apples and c not in others]
 
-    def pre(self, env, i, opt):
+    def pre(self, env, # the commons env
+            i,   # the agent's index
+            opt, # the option
+           ) -> str | None:
+        "Why `opt` cannot start now (`harvest` of a group with no apples), or None."
         if opt.name == "harvest":
             apples = env.apples
             if not any(c in apples for c in self._group(env, opt)): return f"{opt.ref()} has no apples"
@@ -200,13 +228,21 @@ class _AppleOptions(OptionLibrary):
 
 # %% ../../nbs/options/02_library.ipynb #6b1ab75a
 @patch
-def act(self: _AppleOptions, env, i, opt, run):
+def act(self: _AppleOptions, env, # the commons env
+        i,   # the deciding agent's index
+        opt, # the option
+        run, # the option's run (its memo)
+       ):
     "`harvest` walks onto the nearest apple of its group (standing on it eats it)."
     if opt.name == "harvest": return self.approach(env, i, run, self.spots(env, i, opt), at=STAY)
     return super(_AppleOptions, self).act(env, i, opt, run)
 
 @patch
-def effect(self: _AppleOptions, env, i, opt, run):
+def effect(self: _AppleOptions, env, # the commons env
+           i,   # the deciding agent's index
+           opt, # the option
+           run, # the option's run (its memo)
+          ) -> bool:
     "Count apples eaten on cells of the target group (apples eaten on the way elsewhere do not count)."
     if opt.name != "harvest": return False
     if env.eaten[i] > run.memo["eaten"] and tuple(env.pos[i]) in self._group(env, opt): run.memo["got"] += 1
@@ -214,7 +250,9 @@ def effect(self: _AppleOptions, env, i, opt, run):
     return run.memo["got"] >= self.quota
 
 @patch
-def state_features(self: _AppleOptions, env, i):
+def state_features(self: _AppleOptions, env, # the commons env
+                   i,   # the deciding agent's index
+                  ) -> dict:
     "The apples left, how many agent `i` ate, and each group's apples."
     apples = env.apples
     f = {"apples": len(apples), "ate": int(env.eaten[i])}
@@ -222,7 +260,10 @@ def state_features(self: _AppleOptions, env, i):
     return f
 
 @patch
-def arg_features(self: _AppleOptions, env, i, opt):
+def arg_features(self: _AppleOptions, env, # the commons env
+                 i,   # the deciding agent's index
+                 opt, # the option
+                ) -> dict:
     "For `harvest`: its group's apples and cells."
     if opt.name != "harvest": return {}
     g, apples = self._group(env, opt), env.apples
@@ -245,7 +286,9 @@ class CleanupOptions(_AppleOptions):
         super().__init__(**kw)
         self.region_length = region_length
 
-    def groups(self, env):
+    def groups(self, env, # the Cleanup env
+              ) -> list[list[Cell]]:
+        "The orchard regions (`region_length` apple rows/columns each), cached per layout."
         cache = self.__dict__.setdefault("_regions", {})
         key = tuple(env.terrain)
         if key not in cache:
@@ -253,7 +296,10 @@ class CleanupOptions(_AppleOptions):
             cache[key] = split_segments(env.apple_cells, self.region_length)
         return cache[key]
 
-    def menu(self, env, i):
+    def menu(self, env, # the Cleanup env
+             i,   # the agent's index
+            ) -> list[Option]:
+        "`clean` of every river segment, then `harvest` of every region, and `wait`."
         return [Option("clean", (Ref("segment", k),)) for k in range(len(env.river_segments))] + super().menu(env, i)
 
     def _segment(self, env, opt) -> int:
@@ -262,7 +308,11 @@ class CleanupOptions(_AppleOptions):
             raise ValueError(f"{opt.label}: no river segment #{k}; valid: 0..{len(env.river_segments) - 1}")
         return k
 
-    def spots(self, env, i, opt):
+    def spots(self, env, # the Cleanup env
+              i,   # the agent's index
+              opt, # the option
+             ) -> list:
+        "For `clean`: the bank spots whose beam would reach waste on its segment; else `harvest`'s apples."
         if opt.name != "clean": return super().spots(env, i, opt)
         k = self._segment(env, opt)
         cache = self.__dict__.setdefault("_beams", {})
