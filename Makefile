@@ -26,14 +26,20 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (marl_llm)" >/dev/null
 	touch $@
 
-# The main job on the embedded default: tiny backbone, Overcooked cramped_room, a few minutes on CPU.
-RUN := runs/quickstart-$(shell date +%Y%m%d-%H%M%S)
+# The main job: Overcooked cramped_room, PA-MAGRPO over guarded options, held-out team reward before and after.
+# `make run` on the embedded `tiny` backbone (~2 min on CPU); `make run BACKBONE=smollm2-135m` on the real instruct model
+# (SmolLM2-135M-Instruct, rules in the prompt, fewer and shorter episodes: <= 10 min on 2 cores). Any other --backbone
+# value takes the real-model sizes; an unknown one stops at the demo with --backbone's one-line error.
+BACKBONE ?= tiny
+RUN := runs/quickstart-$(BACKBONE)-$(shell date +%Y%m%d-%H%M%S)
+RUN_SIZE_tiny := --updates 8 --envs 2 --group 4 --horizon 80 --rules false --eval-every 4 --eval-envs 4
+RUN_SIZE_real := --updates 4 --envs 1 --group 4 --horizon 60 --rules true --eval-every 4 --eval-envs 2
+RUN_SIZE = $(if $(filter tiny,$(BACKBONE)),$(RUN_SIZE_tiny),$(RUN_SIZE_real))
 run: setup
-	$(BIN)/marl-llm demo
+	$(BIN)/marl-llm demo --backbone $(BACKBONE)
 	$(BIN)/marl-llm guards --game overcooked --layout cramped_room --episodes 16 --out $(RUN)-guards.json
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/marl-llm train --game overcooked --layout cramped_room --method pa-magrpo \
-	  --backbone tiny --updates 8 --envs 2 --group 4 --horizon 80 --rules false --shaping overcooked \
-	  --guards $(RUN)-guards.json --eval-every 4 --eval-envs 4 --out $(RUN)
+	  --backbone $(BACKBONE) $(RUN_SIZE) --shaping overcooked --guards $(RUN)-guards.json --out $(RUN)
 
 sync-check: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash .ci/sync-check
