@@ -8,7 +8,7 @@ formatter (`prompts.format_prompts`) and tokenized once by the backbone's tokeni
               (the compact features for a raw backbone such as `tiny`), every row a distinct state (~320 tokens);
   tasks       TRACER proposer prompts and TeamTR hand-off prompts (`tracer.prompt`, `teams.handoff_prompt`) on
               arithmetic tasks, alternating, every row its own numbers (~55-65 tokens).
-A cell is one batch of distinct rows of one family (`--cells`, default overcooked:1 overcooked:4 tasks:16 tasks:64: the
+A cell is one batch of distinct rows of one family (`--cells`, default overcooked:1 tasks:16 tasks:64: the
 families are not mixed in a batch, so left padding wastes little). Greedy, `--new-tokens` per row with EOS masked (as
 `min_new_tokens` does), so every system runs the same forwards: one prefill of the prompts, then new_tokens - 1 steps
 of one token per row. 'pp' = real prompt tokens / prefill seconds; 'tg' = rows x (new_tokens - 1) / the seconds after
@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TORCH_SYSTEMS = ("marl_llm-f32", "marl_llm-bf16", "transformers-f32")
 LLAMA_SYSTEMS = ("llama-f32", "llama-f16", "llama-q4_1")
 SYSTEMS = TORCH_SYSTEMS + LLAMA_SYSTEMS
-DEFAULT = dict(backbone="smollm2-135m", cells=["overcooked:1", "overcooked:4", "tasks:16", "tasks:64"], new_tokens=16,
+DEFAULT = dict(backbone="smollm2-135m", cells=["overcooked:1", "tasks:16", "tasks:64"], new_tokens=16,
                threads=[1, 2], repeats=1, systems=list(SYSTEMS))
 QUICK = dict(backbone="tiny", cells=["overcooked:1", "tasks:4"], new_tokens=4, threads=[1], repeats=1,
              systems=["marl_llm-f32", "transformers-f32", "llama-f32"])
