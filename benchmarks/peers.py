@@ -416,7 +416,8 @@ def linear_paths(system: str, folder: str, reps: int = 10) -> dict:
     except ImportError:
         out["marl_llm_onednn"] = None
     uses = "decode.linear" if system == "marl_llm" and out.get("marl_llm_onednn") else "F.linear"
-    out["path"] = (f"frozen weights: {out['decode.linear_kernel']}; LoRA/head/backward: {out['F.linear_kernel']}"
+    out["path"] = (f"frozen float32 weights (forward, and backward through them): {out['decode.linear_kernel']}; "
+                   f"LoRA and what torch runs itself: {out['F.linear_kernel']}"
                    if uses == "decode.linear" else f"every linear: {out['F.linear_kernel']} (transformers/PEFT F.linear)")
     return out
 
@@ -528,7 +529,7 @@ def summarise(cells: list) -> list[dict]:
 def print_timing(rows: list, repeats: int, updates: int, backbone: str = "tiny"):
     print(f"\nTime per update on {backbone} ({len(PROMPTS)} prompts x {GROUP} completions x {NEW_TOKENS} new tokens, one optimiser step per "
           f"adapter; {repeats} repeat(s) x {updates} timed update(s) after 1 warm-up, fresh process per cell, 1 thread).")
-    print("Parts are the mean seconds per update inside generate / the Qwen2 body's forward outside generate / autograd "
+    print("Parts are the mean seconds per update inside generate / the model body's (Qwen2, Llama) forward outside generate / autograd "
           "backward / optimiser steps; 'rest' = LM head, loss, rewards, collation, Python.")
     print("| system | version | models | trainable | s/update mean | min | x TRL | x TRL no-ckpt | generate | fwd no-grad | "
           "fwd grad | backward | opt | rest | rows/upd | opt steps/upd | peak RSS MiB |")
