@@ -21,7 +21,8 @@ Systems (`--systems`):
   transformers-f32              `model.generate(do_sample=False, min_new_tokens=n)`; the prefill ends with the first forward
   llama-f32 / llama-f16         llama.cpp (llama-cpp-python in `.venv-llama`: `make llama-venv`) on GGUF files written
                                 from the same float32 weights by `models.gguf_export.write_gguf` (cached), one
-                                sequence per row in a unified KV cache, the prompts' tokens in one batch; greedy in numpy
+                                sequence per row (llama.cpp's default split KV cache: a row attends over its own
+                                cells), the prompts' tokens in batches of 2048; greedy in numpy
   llama-q4_1                    llama.cpp on the shipped Q4_1 file itself, as users run it
 llama.cpp runs in that venv's python (this file, `--child llama`, needs only numpy and llama_cpp), so marl_llm's venv
 stays clean; if it is missing or fails, its columns are skipped with one line saying why.
@@ -193,7 +194,7 @@ def measure(spec: dict, run, new_tokens: int, repeats: int, info: dict) -> dict:
 
 
 def llama_child(spec: dict, system: str, threads: int, new_tokens: int, repeats: int) -> dict:
-    "llama.cpp through llama-cpp-python's C API: one sequence per row, one unified KV cache, greedy in numpy."
+    "llama.cpp through llama-cpp-python's C API: one sequence per row, each with its own KV cells, greedy in numpy."
     import numpy as np
     import llama_cpp as L
     L.llama_backend_init()
@@ -204,13 +205,13 @@ def llama_child(spec: dict, system: str, threads: int, new_tokens: int, repeats:
     ctxs, NB = {}, 2048
 
     def context(rows: list[list[int]], n: int):
-        key = (len(rows), sum(map(len, rows)) + len(rows) * n)
-        if key not in ctxs:
-            cp = L.llama_context_default_params()
-            cp.n_ctx = -(-(key[1] + 64) // 256) * 256
+        key = (len(rows), max(map(len, rows)) + n)
+        if key not in ctxs:                           # llama.cpp's default split cache: each sequence its own slice,
+            cp = L.llama_context_default_params()     # so a row attends over its own cells only
+            cp.n_ctx = len(rows) * -(-(key[1] + 8) // 256) * 256
             cp.n_batch, cp.n_ubatch, cp.n_seq_max = NB, 512, len(rows)
             cp.n_threads = cp.n_threads_batch = threads
-            cp.kv_unified, cp.no_perf = True, True
+            cp.kv_unified, cp.no_perf = False, True
             ctxs[key] = L.llama_init_from_model(model, cp)
         ctx = ctxs[key]
         L.llama_memory_clear(L.llama_get_memory(ctx), True)
