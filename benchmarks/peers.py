@@ -45,6 +45,17 @@ passes of at most 1,024 tokens, which bounds the KV cache (`--mem-decode-tokens 
 model, one adapter) is the reference. Run on the tiny model and on a larger random-init Qwen2 built locally
 (`--hidden 768 --layers 12`, ~87M parameters) so the weights matter.
 
+`--backbone smollm2-135m` times the same work on the real SmolLM2-135M-Instruct (float32, dequantised from its GGUF
+file by `load_backbone`, saved to the temporary folder with the same generation config; every system gets the plain
+PROMPTS, no chat template: marl_llm loads it with `prompt_format='raw'`), and its memory part runs N=1 and N=8 on it
+(1 prompt x 8 completions per agent, no larger local model).
+
+Every timed process also reports the linear path it takes (printed under the timing table): the kernels that
+transformers/PEFT's `F.linear` (MKL's sgemm) and marl_llm's `decode.linear` (oneDNN, for frozen float32 weights)
+reach in that process, named from MKL's and oneDNN's verbose output, whether MKL sees an Intel CPU, and both
+paths' GFLOP/s on the backbone's MLP shape measured in that process before loading. marl_llm's ratio to TRL moves
+with the oneDNN/MKL speed ratio of the machine (and with how busy it is): the table shows it per process.
+
 Nothing is downloaded: the tiny model is built by marl_llm and saved to a temporary folder that all systems
 load. CoMLRL pulls openai and wandb, so it lives in its own venv that reuses this venv's packages
 (torch, transformers, peft, datasets) through a .pth file; make it with:
@@ -58,6 +69,7 @@ Usage:
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/peers.py            # 3 repeats x 3 updates; memory N=2,4,8 (tiny, 768x12)
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/peers.py --quick    # smoke run: 1 repeat x 1 update, memory on tiny only
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/peers.py --skip-memory --repeats 5
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/peers.py --backbone smollm2-135m --repeats 1 --updates 1   # the real model
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/peers.py --skip-timing --mem-minibatch 0 --mem-decode-tokens 0 \
         --out benchmarks/results/peers_mem_unbounded.json           # memory with every row in one pass
 """
@@ -104,13 +116,14 @@ def _save(model, tokenizer, folder: Path) -> Path:
     return folder
 
 
-def build_models(tmp: Path, hidden: int, layers: int) -> dict:
-    "The tiny backbone (marl_llm's `load_backbone('tiny')`) and, if hidden > 0, a larger random-init Qwen2, saved locally."
+def build_models(tmp: Path, hidden: int, layers: int, backbone: str = "tiny") -> dict:
+    """The timed backbone (`load_backbone(backbone)`: `tiny` or the real `smollm2-135m`, float32) and, if hidden > 0,
+    a larger random-init Qwen2, saved locally; the first key is the timed one."""
     import torch
     from transformers import Qwen2ForCausalLM
     from marl_llm.models.base import TINY_CONFIG, _qwen2_config, build_tiny_tokenizer, load_backbone
-    bb = load_backbone("tiny")
-    out = {"tiny": str(_save(bb.model, bb.tokenizer, tmp / "tiny"))}
+    bb = load_backbone(backbone)
+    out = {backbone: str(_save(bb.model, bb.tokenizer, tmp / backbone))}
     if hidden > 0:
         arch = {**TINY_CONFIG, "hidden_size": hidden, "intermediate_size": 3 * hidden, "num_hidden_layers": layers,
                 "num_attention_heads": max(2, hidden // 64), "num_key_value_heads": max(1, hidden // 128)}
@@ -130,8 +143,10 @@ def instrument():
     "Wrap generate, the inner Qwen2 forward, autograd backward and optimiser steps with timers (all systems alike)."
     import torch
     from transformers.generation.utils import GenerationMixin
+    from transformers.models.llama import modeling_llama as ml
     from transformers.models.qwen2 import modeling_qwen2 as mq
-    gen0, fwd0, bwd0 = GenerationMixin.generate, mq.Qwen2Model.forward, torch.autograd.backward
+    gen0, bwd0 = GenerationMixin.generate, torch.autograd.backward
+    bodies = {cls: cls.forward for cls in (mq.Qwen2Model, ml.LlamaModel)}   # tiny is a Qwen2, SmolLM2 a Llama
 
     def generate(self, *a, **k):
         if _IN["gen"]: return gen0(self, *a, **k)
@@ -149,6 +164,7 @@ def instrument():
         return out
 
     def forward(self, *a, **k):
+        fwd0 = bodies[type(self)]
         if _IN["gen"] or _IN["bwd"]: return fwd0(self, *a, **k)
         t = time.perf_counter()
         try: return fwd0(self, *a, **k)
@@ -162,7 +178,8 @@ def instrument():
             _IN["bwd"] -= 1
             ACC["backward"] += time.perf_counter() - t
 
-    GenerationMixin.generate, mq.Qwen2Model.forward, torch.autograd.backward = generate, forward, backward
+    GenerationMixin.generate, torch.autograd.backward = generate, backward
+    for cls in bodies: cls.forward = forward
     try:                                    # marl_llm's own decoder (marl_llm.models.decode) counts as generate too,
         import marl_llm.models.adapters as mb      # and its forward outside generate (its scoring forward) as forward
         import marl_llm.models.decode as md
@@ -330,7 +347,7 @@ def run_marl(folder: str, updates: int) -> dict:
     from marl_llm.models.base import load_backbone
     from marl_llm.learn.pipeline import make_optimizers
     names = ["agent_0", "agent_1"]
-    ad = AgentAdapters(load_backbone(folder), names, r=LORA["r"], alpha=LORA["lora_alpha"],
+    ad = AgentAdapters(load_backbone(folder, prompt_format="raw"), names, r=LORA["r"], alpha=LORA["lora_alpha"],
                        target_modules=LORA["target_modules"])
     groups, g, lengths = [(ad, make_optimizers(ad, LR), names)], torch.Generator().manual_seed(0), []
     marks = [snap()]
@@ -351,6 +368,60 @@ def _git() -> str:
         return "?"
 
 
+def _captured_stdout(fn) -> str:
+    "What `fn()` writes to file descriptor 1 (MKL's and oneDNN's verbose lines come from C)."
+    sys.stdout.flush()
+    with tempfile.TemporaryFile("w+") as f:
+        saved = os.dup(1); os.dup2(f.fileno(), 1)
+        try: fn()
+        finally: os.dup2(saved, 1); os.close(saved)
+        f.seek(0); return f.read()
+
+
+def linear_paths(system: str, folder: str, reps: int = 10) -> dict:
+    """Which library this process's float32 linear layers reach and how fast each is here, on the backbone's MLP shape
+    (512 rows): transformers/PEFT's `F.linear` (torch's addmm: MKL sgemm, oneDNN only if mkldnn's fp32 matmul precision
+    is lowered) and marl_llm's `decode.linear` (oneDNN for frozen weights). Verbose runs name the kernels each takes."""
+    import ctypes, glob, re
+    import torch
+    import torch.nn.functional as F
+    cfg = json.loads((Path(folder) / "config.json").read_text())
+    x, w = torch.randn(512, cfg["hidden_size"]), torch.randn(cfg["intermediate_size"], cfg["hidden_size"])
+
+    def gflops(f):
+        f(); f(); t = time.perf_counter()
+        for _ in range(reps): f()
+        return 2 * x.shape[0] * w.shape[0] * w.shape[1] * reps / (time.perf_counter() - t) / 1e9
+    out = {"cpu_capability": torch.backends.cpu.get_cpu_capability(),
+           "mkldnn_fp32_matmul": str(getattr(getattr(torch.backends.mkldnn, "matmul", None), "fp32_precision", "?")),
+           "F.linear_gflops": gflops(lambda: F.linear(x, w))}
+    try:
+        lib = ctypes.CDLL(glob.glob(str(Path(torch.__file__).parent / "lib" / "libtorch_cpu.so"))[0])
+        out["mkl_sees_intel_cpu"] = bool(lib.mkl_serv_intel_cpu_true())
+    except (IndexError, OSError, AttributeError):
+        out["mkl_sees_intel_cpu"] = None
+    def mkl_call():
+        with torch.backends.mkl.verbose(torch.backends.mkl.VERBOSE_ON): F.linear(x, w)
+    v = _captured_stdout(mkl_call)
+    out["F.linear_kernel"] = ("MKL " + m.group(1)) if (m := re.search(r"MKL_VERBOSE (\w+)\(", v)) else "not MKL (no MKL_VERBOSE line)"
+    try:
+        import marl_llm.models.decode as md
+        out["marl_llm_onednn"] = bool(md.CPU_ONEDNN and md._dnn() is not None)
+        out["decode.linear_gflops"] = gflops(lambda: md.linear(x, w))
+        def dnn_call():
+            with torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON): md.linear(x, w)
+        v = _captured_stdout(dnn_call)
+        impl = re.findall(r"primitive,exec,cpu,\w+,([\w:]+),", v)
+        out["decode.linear_kernel"] = f"oneDNN {impl[-1]}" if impl else "not oneDNN (no onednn_verbose exec line)"
+    except ImportError:
+        out["marl_llm_onednn"] = None
+    uses = "decode.linear" if system == "marl_llm" and out.get("marl_llm_onednn") else "F.linear"
+    out["path"] = (f"frozen float32 weights (forward, and backward through them): {out['decode.linear_kernel']}; "
+                   f"LoRA and what torch runs itself: {out['F.linear_kernel']}"
+                   if uses == "decode.linear" else f"every linear: {out['F.linear_kernel']} (transformers/PEFT F.linear)")
+    return out
+
+
 def time_child(system: str, folder: str, updates: int) -> dict:
     "Runs in a fresh process: one system, 1 warm-up + `updates` timed updates; times, work counters and peak RSS."
     _seed()
@@ -358,12 +429,13 @@ def time_child(system: str, folder: str, updates: int) -> dict:
     import gc
     gc.collect()
     base = peak_mb()
+    paths = linear_paths(system, folder)
     run = {"trl": lambda: run_trl(folder, updates, True), "trl-nockpt": lambda: run_trl(folder, updates, False),
            "comlrl": lambda: run_comlrl(folder, updates), "marl_llm": lambda: run_marl(folder, updates)}[system]
     out = run()
     import torch, transformers, peft
     out["libs"] = f"torch {torch.__version__}, transformers {transformers.__version__}, peft {peft.__version__}"
-    return {"system": system, **out, "peak_mb": peak_mb(), "growth_mb": peak_mb() - base}
+    return {"system": system, **out, "peak_mb": peak_mb(), "growth_mb": peak_mb() - base, "linear_paths": paths}
 
 
 # ---------------------------------------------------------------- memory: one base + N adapters vs N copies
@@ -381,8 +453,8 @@ def mem_child(design: str, n: int, folder: str, prompts_per_agent: int, minibatc
     base, base_now = peak_mb(), rss_mb()
     names = [f"agent_{i}" for i in range(n)]
     kw = dict(r=LORA["r"], alpha=LORA["lora_alpha"], target_modules=LORA["target_modules"])
-    if design == "one base": ads = [(AgentAdapters(load_backbone(folder), names, **kw), names)]
-    else: ads = [(AgentAdapters(load_backbone(folder), [a], **kw), [a]) for a in names]
+    if design == "one base": ads = [(AgentAdapters(load_backbone(folder, prompt_format="raw"), names, **kw), names)]
+    else: ads = [(AgentAdapters(load_backbone(folder, prompt_format="raw"), [a], **kw), [a]) for a in names]
     for ad, _ in ads: ad.decode_tokens = decode_tokens   # the sampling passes' token budget (0: all rows at once)
     with torch.no_grad():                       # touch every weight: loading may only memory-map them
         for ad, _ in ads: sum(float(p.sum()) for p in ad.model.parameters())
@@ -454,10 +526,10 @@ def summarise(cells: list) -> list[dict]:
     return rows
 
 
-def print_timing(rows: list, repeats: int, updates: int):
-    print(f"\nTime per update ({len(PROMPTS)} prompts x {GROUP} completions x {NEW_TOKENS} new tokens, one optimiser step per "
+def print_timing(rows: list, repeats: int, updates: int, backbone: str = "tiny"):
+    print(f"\nTime per update on {backbone} ({len(PROMPTS)} prompts x {GROUP} completions x {NEW_TOKENS} new tokens, one optimiser step per "
           f"adapter; {repeats} repeat(s) x {updates} timed update(s) after 1 warm-up, fresh process per cell, 1 thread).")
-    print("Parts are the mean seconds per update inside generate / the Qwen2 body's forward outside generate / autograd "
+    print("Parts are the mean seconds per update inside generate / the model body's (Qwen2, Llama) forward outside generate / autograd "
           "backward / optimiser steps; 'rest' = LM head, loss, rewards, collation, Python.")
     print("| system | version | models | trainable | s/update mean | min | x TRL | x TRL no-ckpt | generate | fwd no-grad | "
           "fwd grad | backward | opt | rest | rows/upd | opt steps/upd | peak RSS MiB |")
@@ -478,6 +550,20 @@ def print_timing(rows: list, repeats: int, updates: int):
         print(f"\nGoal marl_llm <= 0.5x TRL s/update: {m / ref['trl']['mean_s']:.2f}x TRL default"
               + (f", {m / ref['trl-nockpt']['mean_s']:.2f}x TRL without checkpointing" if "trl-nockpt" in ref else "")
               + (" -> met" if m <= 0.5 * min(x["mean_s"] for k, x in ref.items() if k.startswith("trl")) else " -> NOT met"))
+
+
+def print_paths(cells: list):
+    "Which linear path each timed process took, and each path's speed there (the x TRL figure moves with their ratio)."
+    print("\nLinear paths, per timed process (float32 matmul of the backbone's MLP shape, 512 rows, measured in that process "
+          "before loading; GFLOP/s):")
+    print("| system | repeat | path | cpu capability | MKL sees an Intel CPU | F.linear GFLOP/s | decode.linear (oneDNN) GFLOP/s | ratio |")
+    print("|---|---|---|---|---|---|---|---|")
+    for c in cells:
+        p = c.get("linear_paths")
+        if not p: continue
+        f, d = p["F.linear_gflops"], p.get("decode.linear_gflops")
+        print(f"| {LABEL[c['system']]} | {c['repeat'] + 1} | {p['path']} | {p['cpu_capability']} | {p['mkl_sees_intel_cpu']} | "
+              f"{f:.1f} | {'-' if d is None else f'{d:.1f}'} | {'-' if d is None else f'{d / f:.2f}x'} |")
 
 
 def print_memory(rows: list):
@@ -505,10 +591,15 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3, help="rounds of all systems, back to back, interleaved")
     ap.add_argument("--updates", type=int, default=3, help="timed updates per cell (after 1 warm-up)")
     ap.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=SYSTEMS)
-    ap.add_argument("--agents", type=int, nargs="+", default=[2, 4, 8], help="team sizes N of the memory part")
-    ap.add_argument("--hidden", type=int, default=768, help="hidden size of the locally built larger model (0: tiny only)")
+    ap.add_argument("--agents", type=int, nargs="+", default=None,
+                    help="team sizes N of the memory part (default 2 4 8; smollm2-135m: 8)")
+    ap.add_argument("--backbone", default="tiny", choices=["tiny", "smollm2-135m"],
+                    help="the timed model, also the memory part's first (smollm2-135m: the real SmolLM2-135M-Instruct, float32)")
+    ap.add_argument("--hidden", type=int, default=None,
+                    help="hidden size of the locally built larger model of the memory part (default 768 with tiny, 0: none)")
     ap.add_argument("--layers", type=int, default=12, help="layers of the locally built larger model")
-    ap.add_argument("--mem-prompts", type=int, default=4, help="prompts per agent in the memory part (x 8 completions)")
+    ap.add_argument("--mem-prompts", type=int, default=None,
+                    help="prompts per agent in the memory part (x 8 completions; default 4, smollm2-135m: 1)")
     ap.add_argument("--mem-minibatch", type=int, default=32,
                     help="rows per forward/backward of the memory part's update, gradients accumulated into one step (0: all rows)")
     ap.add_argument("--mem-decode-tokens", type=int, default=1024,
@@ -524,17 +615,22 @@ def main(argv=None):
     if args._child:
         kind, *rest = args._child
         res = (time_child(rest[0], rest[1], int(rest[2])) if kind == "time"
-               else build_models(Path(rest[0]), int(rest[1]), int(rest[2])) if kind == "build"
+               else build_models(Path(rest[0]), int(rest[1]), int(rest[2]), rest[3]) if kind == "build"
                else mem_child(rest[0], int(rest[1]), rest[2], int(rest[3]), int(rest[4]), int(rest[5])))
         print(json.dumps(res))
         return
+    tiny = args.backbone == "tiny"
+    if args.hidden is None: args.hidden = 768 if tiny else 0
+    if args.agents is None: args.agents = [2, 4, 8] if tiny else [8]
+    if args.mem_prompts is None: args.mem_prompts = 4 if tiny else 1
     if args.quick: args.repeats, args.updates, args.hidden = 1, 1, 0
     result = {"work": {"prompts": len(PROMPTS), "completions_per_prompt": GROUP, "new_tokens": NEW_TOKENS, "lora": LORA,
-                       "lr": LR, "reward": f"count of {LETTER!r} in the completion text", "threads": 1},
+                       "lr": LR, "reward": f"count of {LETTER!r} in the completion text", "threads": 1,
+                       "backbone": args.backbone},
               "repeats": args.repeats, "updates": args.updates}
     with tempfile.TemporaryDirectory() as tmp:
         models, err = _child(sys.executable, ["--_child", "build", tmp, str(0 if args.skip_memory else args.hidden),
-                                              str(args.layers)], args.timeout)   # the parent never imports torch
+                                              str(args.layers), args.backbone], args.timeout)   # the parent never imports torch
         if models is None: raise RuntimeError(f"building the models failed: {err}")
         if not args.skip_timing:
             cpy, why = _comlrl_python(args.comlrl_python) if "comlrl" in args.systems else ("", "")
@@ -544,7 +640,7 @@ def main(argv=None):
                     if system == "comlrl" and not cpy:
                         cells.append({"system": system, "repeat": rep, "error": why}); continue
                     res, err = _child(cpy if system == "comlrl" else sys.executable,
-                                      ["--_child", "time", system, models["tiny"], str(args.updates)], args.timeout)
+                                      ["--_child", "time", system, models[args.backbone], str(args.updates)], args.timeout)
                     if res is None and system != "comlrl": raise RuntimeError(f"{system} failed: {err}")
                     cells.append({"system": system, "repeat": rep, **(res or {"error": "unavailable: " + err})})
                     print(f"  timed {system} repeat {rep + 1}/{args.repeats}: "
@@ -562,7 +658,9 @@ def main(argv=None):
                     mem.append({"backbone": label, **res})
                     print(f"  measured memory {label} N={n} {design}: peak {res['peak_mb']:.0f} MiB", file=sys.stderr)
             result["memory"] = mem
-    if "timing" in result: print_timing(result["timing"], args.repeats, args.updates)
+    if "timing" in result:
+        print_timing(result["timing"], args.repeats, args.updates, args.backbone)
+        print_paths(result["timing_cells"])
     if "memory" in result: print_memory(result["memory"])
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2))
