@@ -23,10 +23,11 @@ from .segments import grouped_logits, lora_off, segmented, segments_blocker, tok
 # %% auto #0
 __all__ = ['BASE', 'AgentAdapters']
 
-# %% ../../nbs/models/06_adapters.ipynb #8c117888
+# %% ../../nbs/models/06_adapters.ipynb #19d45f10
 BASE = "__base__"
 "PEFT's adapter name for 'no adapter' in a mixed batch: the reference policy."
 
+# %% ../../nbs/models/06_adapters.ipynb #8c117888
 class AgentAdapters:
     """One PEFT LoRA adapter per agent on one shared, frozen base; all agents scored in one forward pass.
 
@@ -203,6 +204,8 @@ def save(self: AgentAdapters, name: str, # an agent's name
               str(path / "adapter_model.safetensors"))
     return path
 
+
+# %% ../../nbs/models/06_adapters.ipynb #04593122
 @patch
 def load(self: AgentAdapters, name: str, # an agent's name (a new one is added)
          path: str | Path, # a PEFT LoRA adapter folder (`adapter_config.json`, `adapter_model.safetensors`)
@@ -371,6 +374,8 @@ def decode(self: AgentAdapters, agent_names: str | Sequence[str], # one agent na
     with self._routed(names) as route:
         return self.model.generate(input_ids=input_ids, attention_mask=attention_mask, **route, **kwargs), None
 
+
+# %% ../../nbs/models/06_adapters.ipynb #2048b8d1
 @patch
 def generate(self: AgentAdapters, agent_names: str | Sequence[str], # one agent name per row, or one for all
              input_ids: torch.Tensor,                   # [B, T] prompt token ids, left-padded

@@ -138,6 +138,8 @@ def default_cache_dir() -> Path:
     "Where built backbones are cached: `$MARL_LLM_CACHE`, else `~/.cache/marl_llm`."
     return Path(os.environ.get("MARL_LLM_CACHE") or Path.home() / ".cache" / "marl_llm")
 
+
+# %% ../../nbs/models/02_base.ipynb #48e7b0af
 def _qwen2_config(arch: dict):
     from transformers import Qwen2Config
     sp = list(SPECIAL_TOKENS.values())
@@ -179,14 +181,17 @@ class Backbone:
         "Number of parameters of the base model (tied weights counted once; LoRA adapters not counted)."
         return sum(p.numel() for n, p in self.model.named_parameters() if ".lora_" not in n)
 
-    def encode(self, texts: str | Sequence[str], pad_left: bool = True, **kwargs) -> dict:
+    def encode(self, texts: str | Sequence[str], # one text or a batch of them
+               pad_left: bool = True, # pad on the left (for generation), else on the right
+               **kwargs) -> dict:
         "Tokenize `texts` into padded `input_ids` and `attention_mask` on the backbone's device."
         texts = [texts] if isinstance(texts, str) else list(texts)
         enc = self.tokenizer(texts, padding=True, return_tensors="pt",
                              padding_side="left" if pad_left else "right", **kwargs)
         return {k: enc[k].to(self.device) for k in ("input_ids", "attention_mask")}
 
-    def decode(self, ids, skip_special_tokens: bool = True) -> list[str]:
+    def decode(self, ids, # a batch of token ids: a 2-D tensor or a list of lists
+               skip_special_tokens: bool = True) -> list[str]: # drop `<pad>`, `</s>`, ... from the text
         "Decode a batch of token ids (a 2-D tensor or list of lists) to strings."
         return self.tokenizer.batch_decode(ids, skip_special_tokens=skip_special_tokens)
 
@@ -276,6 +281,24 @@ def _builtin_from_cache(name: str, seed: int, cache_dir, dtype):
     model, tokenizer = _load_pretrained(str(folder), dtype or torch.float32)
     return model, tokenizer, folder
 
+# %% ../../nbs/models/02_base.ipynb #09311074
+def _load_local(path: Path, dtype):
+    "Model and tokenizer from a local `save_pretrained` folder; a `ValueError` naming `path` if there is none."
+    if not path.is_dir() or not _has_weights(path):
+        raise ValueError(f"local backbone path {str(path)!r} has no model weights "
+                         f"(expected a directory with *.safetensors or *.bin files, "
+                         f"as written by save_pretrained, or a *.gguf file)")
+    try: return _load_pretrained(str(path), dtype)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"could not load a causal LM from local path {str(path)!r}: {e}") from e
+
+def _load_hub(name: str, dtype, local_files_only: bool):
+    "Model and tokenizer of Hugging Face id `name`; one it cannot load is an unknown backbone (`ValueError`)."
+    try: return _load_pretrained(name, dtype, local_files_only=local_files_only)
+    except OSError as e:
+        raise _unknown(name, f"Hugging Face could not load it ({type(e).__name__}: "
+                             f"{str(e).splitlines()[0] if str(e) else ''})") from e
+
 # %% ../../nbs/models/02_base.ipynb #3ec8364b
 def load_backbone(name: str = "tiny",          # a built-in ('tiny', 'small', 'smollm2-135m'), a *.gguf file, a local folder or an HF id
                   device: str = "cpu",         # torch device
@@ -301,21 +324,10 @@ def load_backbone(name: str = "tiny",          # a built-in ('tiny', 'small', 's
         model, tokenizer = _load_pretrained(str(path), dtype or torch.float32)
     elif os.path.exists(os.path.expanduser(name)):
         path = Path(os.path.expanduser(name))
-        if not path.is_dir() or not _has_weights(path):
-            raise ValueError(f"local backbone path {str(path)!r} has no model weights "
-                             f"(expected a directory with *.safetensors or *.bin files, "
-                             f"as written by save_pretrained, or a *.gguf file)")
-        try:
-            model, tokenizer = _load_pretrained(str(path), dtype)
-        except (OSError, ValueError) as e:
-            raise ValueError(f"could not load a causal LM from local path {str(path)!r}: {e}") from e
+        model, tokenizer = _load_local(path, dtype)
     elif _valid_hf_id(name):
         path = None
-        try:
-            model, tokenizer = _load_pretrained(name, dtype, local_files_only=local_files_only)
-        except OSError as e:
-            raise _unknown(name, f"Hugging Face could not load it ({type(e).__name__}: "
-                                 f"{str(e).splitlines()[0] if str(e) else ''})") from e
+        model, tokenizer = _load_hub(name, dtype, local_files_only)
     else:
         raise _unknown(name, "not a built-in name, an existing local directory, "
                              "or a well-formed Hugging Face model id")

@@ -125,7 +125,9 @@ class RowLoRA:
     def __call__(self, x: torch.Tensor) -> torch.Tensor:   # [B, T, in] -> [B, T, out]
         return ((x @ self.At) * self.keep) @ self.Bt
 
-    def add_to(self, y: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    def add_to(self, y: torch.Tensor, # [B, T, out] the base layer's output, updated in place
+               x: torch.Tensor,           # [B, T, in] the layer's input
+              ) -> torch.Tensor:
         "`y + self(x)` written into `y` `[B, T, out]` (contiguous), the add folded into the second matmul."
         u = (x @ self.At).mul_(self.keep)
         y.view(-1, y.shape[-1]).addmm_(u.view(-1, u.shape[-1]), self.Bt)
@@ -176,7 +178,8 @@ class Decoder:
         self.k = [torch.empty(shape, dtype=self.dtype, device=dev) for _ in self.body.layers]
         self.v = [torch.empty(shape, dtype=self.dtype, device=dev) for _ in self.body.layers]
 
-    def plan(self, m) -> tuple:
+    def plan(self, m, # a linear layer (plain or PEFT LoRA) or an RMSNorm of the model
+            ) -> tuple:
         "A linear module as (weight, bias, its rows' `RowLoRA` or None); an RMSNorm as (weight, eps)."
         if not isinstance(m, torch.nn.Linear) and not _is_lora(m): return m.weight, m.variance_epsilon
         base = m.base_layer if _is_lora(m) else m
@@ -189,7 +192,10 @@ class Decoder:
 
 # %% ../../nbs/models/04_decode.ipynb #641a7ec3
 @patch_to(Decoder, static_method=True)
-def lin(m: tuple, x, res=None):
+def lin(m: tuple, # the layer's `plan`: (weight, bias, `RowLoRA` or None)
+        x,        # [B, T, in] its input
+        res=None, # the residual added to the output, or None
+       ):
     "A linear layer (`plan`), plus each row's LoRA update where it carries adapters, plus `res` (the residual) if given."
     w, b, r = m
     y = linear(x, w, b, res)
@@ -206,7 +212,11 @@ def rope(x, cos, sin):   # `sin` has its first half negated, so rotate_half(x) *
     return torch.addcmul(x * cos, x.roll(x.shape[-1] // 2, -1), sin)
 
 @patch_to(Decoder, static_method=True)
-def attend(q, k, v, mask, scale):
+def attend(q,     # [B, heads, T, head dim] queries
+           k, v,  # [B, kv heads, S, head dim] keys and values so far
+           mask,  # additive mask: SDPA's for a prefill, `[B * kv heads, 1, S]` for a decode step
+           scale, # the softmax scale, 1 / sqrt(head dim)
+          ):
     """Attention with grouped-query heads. A decode step (one new token per row) takes an additive `mask`
     `[B * kv heads, 1, S]` and runs as plain matmuls, 2x faster than `scaled_dot_product_attention` on CPU."""
     B, H, T, hd = q.shape

@@ -89,10 +89,9 @@ def permute_qk(weight: np.ndarray, # a query or key projection, `(n_head * head_
         raise ValueError(f"permute_qk: {rows} rows do not split into n_head={n_head!r} heads of even size.")
     return weight.reshape(n_head, 2, rows // n_head // 2, *weight.shape[1:]).swapaxes(1, 2).reshape(weight.shape)
 
-# %% ../../nbs/models/10_gguf_export.ipynb #d3190154
-def llama_hparams(model, # a transformers `LlamaForCausalLM`
-                 ) -> dict:
-    "llama.cpp's `llama.*` hyperparameters for `model` (keys without the prefix); `ValueError` for anything else."
+# %% ../../nbs/models/10_gguf_export.ipynb #2316dd8a
+def _plain_llama_rope(model) -> dict:
+    "The rope parameters of `model`, once it is checked to be a plain Llama that llama.cpp reads; else a `ValueError`."
     config = getattr(model, "config", None)
     kind = getattr(config, "model_type", None)
     if type(model).__name__ != "LlamaForCausalLM" or kind != "llama":
@@ -113,6 +112,13 @@ def llama_hparams(model, # a transformers `LlamaForCausalLM`
     if wrapped:
         raise ValueError(f"write_gguf writes plain torch.nn.Linear projections; got {', '.join(wrapped[:3])}"
                          f"{' ...' if len(wrapped) > 3 else ''}: merge adapters (`merge_and_unload()`) or dequantize first.")
+    return rope
+
+# %% ../../nbs/models/10_gguf_export.ipynb #d3190154
+def llama_hparams(model, # a transformers `LlamaForCausalLM`
+                 ) -> dict:
+    "llama.cpp's `llama.*` hyperparameters for `model` (keys without the prefix); `ValueError` for anything else."
+    rope, config = _plain_llama_rope(model), model.config
     theta = rope.get("rope_theta", getattr(config, "rope_theta", None))
     n_head = config.num_attention_heads
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // n_head

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import torch
-from fastcore.basics import patch
+from fastcore.basics import patch, patch_to
 from .adapters import AgentAdapters
 from .decode import causal_lm
 from .dnn import linear
@@ -45,6 +45,8 @@ class Request:
                 raise ValueError(f"allowed has {len(self.allowed)} entries, menu has {len(self.menu)}")
             if not any(self.allowed): raise ValueError(f"no allowed entry in the menu of {self.agent!r}: {list(self.menu)}")
 
+
+# %% ../../nbs/models/09_policy.ipynb #221268b8
 @dataclass
 class MenuDecision:
     "What a policy chose for a `Request`: index, behaviour log-prob, full distribution, and the prompt ids."
@@ -107,25 +109,26 @@ class MenuPolicy:
         self.generator = torch.Generator(device="cpu").manual_seed(seed)
         self.parse_failures = 0
 
-    @staticmethod
-    def parse_choice(text: str,   # the generated answer
-                     r: Request,  # the request it answers (menu and guard mask)
-                    ) -> int | None:
-        "The first menu label in `text` that names an allowed entry, else None."
-        for m in re.finditer(r"(?<![A-Za-z])([A-Za-z])(?![A-Za-z])", text):
-            k = LABELS.find(m.group(1))
-            if 0 <= k < len(r.menu) and (r.allowed is None or r.allowed[k]): return k
-        return None
 
-    @staticmethod
-    def default_choice(r: Request, # the request whose answer could not be parsed
-                      ) -> int:
-        "The documented fallback: `wait` if on the menu and allowed, else the first allowed entry."
-        allowed = list(r.allowed) if r.allowed is not None else [True] * len(r.menu)
-        for k, m in enumerate(r.menu):
-            if allowed[k] and str(m).startswith("wait"): return k
-        return allowed.index(True)
+# %% ../../nbs/models/09_policy.ipynb #d7eaeb0d
+@patch_to(MenuPolicy, static_method=True)
+def parse_choice(text: str,   # the generated answer
+                 r: Request,  # the request it answers (menu and guard mask)
+                ) -> int | None:
+    "The first menu label in `text` that names an allowed entry, else None."
+    for m in re.finditer(r"(?<![A-Za-z])([A-Za-z])(?![A-Za-z])", text):
+        k = LABELS.find(m.group(1))
+        if 0 <= k < len(r.menu) and (r.allowed is None or r.allowed[k]): return k
+    return None
 
+@patch_to(MenuPolicy, static_method=True)
+def default_choice(r: Request, # the request whose answer could not be parsed
+                  ) -> int:
+    "The documented fallback: `wait` if on the menu and allowed, else the first allowed entry."
+    allowed = list(r.allowed) if r.allowed is not None else [True] * len(r.menu)
+    for k, m in enumerate(r.menu):
+        if allowed[k] and str(m).startswith("wait"): return k
+    return allowed.index(True)
 
 # %% ../../nbs/models/09_policy.ipynb #152c5637
 @patch

@@ -151,6 +151,19 @@ def _plain_model(model):
     plain.load_state_dict(model.state_dict(), strict=True)
     return plain.eval()
 
+# %% ../../nbs/models/01_real.ipynb #8bc51167
+def _save_folder(plain, tokenizer, folder: Path, source: dict, t0: float):
+    "Save model, tokenizer and `source.json` (`source` plus the seconds since `t0`) to a private folder, renamed into place."
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = folder.parent / f".{folder.name}.{uuid.uuid4().hex}"
+    try:
+        plain.save_pretrained(tmp); tokenizer.save_pretrained(tmp)
+        (tmp / "source.json").write_text(json.dumps(dict(source, dequantise_s=round(time.time() - t0, 1)), indent=1))
+        try: os.rename(tmp, folder)
+        except OSError: pass                          # another process won the race; its copy is the same
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
 # %% ../../nbs/models/01_real.ipynb #ae9fad37
 def _complete(folder: Path) -> bool:
     return all((folder / f).is_file() for f in ("config.json", "tokenizer.json", "source.json")) and any(folder.glob("*.safetensors"))
@@ -182,14 +195,5 @@ def gguf_folder(path: str | Path,   # a GGUF file
     finally:
         if quiet and bar: hf_logging.enable_progress_bar()
     plain = _plain_model(model); del model
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = folder.parent / f".{folder.name}.{uuid.uuid4().hex}"
-    try:
-        plain.save_pretrained(tmp); tokenizer.save_pretrained(tmp)
-        (tmp / "source.json").write_text(json.dumps(dict(file=str(path.resolve()), **h,
-                                                         dequantise_s=round(time.time() - t0, 1)), indent=1))
-        try: os.rename(tmp, folder)
-        except OSError: pass                          # another process won the race; its copy is the same
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    _save_folder(plain, tokenizer, folder, dict(file=str(path.resolve()), **h), t0)
     return folder

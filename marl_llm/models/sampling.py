@@ -36,6 +36,28 @@ def _seed_from(generator: torch.Generator | None) -> None:
     if generator is not None: torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=generator)))
 
 
+# %% ../../nbs/models/08_sampling.ipynb #347e4d79
+def _cut_completion(row: list[int], eos: int, pad: int) -> list[int]:
+    "A generated row up to its first EOS (kept), then without trailing padding (when padding is not EOS)."
+    comp = []
+    for t in row:
+        comp.append(t)
+        if t == eos: break
+    while comp and comp[-1] == pad and pad != eos: comp.pop()
+    return comp
+
+def _attach_logprobs(adapters, agents: list[str], samples: list[Sample], lp_fast, temperature: float) -> list[Sample]:
+    "Fill each sample's behaviour log-probs: the sampler's own (`lp_fast`, float32 model only) or one scoring forward."
+    if lp_fast is not None and adapters.model.dtype == torch.float32:   # the sampler's own log-probs serve
+        for s, row in zip(samples, lp_fast.tolist()):
+            s.logprobs = row[:len(s.completion_ids)]
+        return samples
+    lp, mask = completion_logprobs(adapters, agents, [s.prompt_ids for s in samples],
+                                   [s.completion_ids for s in samples], temperature=temperature)
+    for s, row, m in zip(samples, lp.tolist(), mask.tolist()):
+        s.logprobs = [v for v, keep in zip(row, m) if keep]
+    return samples
+
 # %% ../../nbs/models/08_sampling.ipynb #0333cd49
 @torch.no_grad()
 def sample_texts(adapters,                    # `AgentAdapters`
@@ -65,24 +87,12 @@ def sample_texts(adapters,                    # `AgentAdapters`
     eos, pad = bb.tokenizer.eos_token_id, bb.tokenizer.pad_token_id
     samples = []
     for k, (a, row) in enumerate(zip(agents, gen)):
-        comp = []
-        for t in row:
-            comp.append(t)
-            if t == eos: break
-        while comp and comp[-1] == pad and pad != eos: comp.pop()
+        comp = _cut_completion(row, eos, pad)
         if not comp: comp, lp_fast = [eos], None     # an empty completion stands as EOS: score it
         ids = enc["input_ids"][k][enc["attention_mask"][k].bool()].tolist()
         samples.append(Sample(a, ids, comp, bb.tokenizer.decode(comp, skip_special_tokens=True)))
     if not score: return samples
-    if lp_fast is not None and adapters.model.dtype == torch.float32:   # the sampler's own log-probs serve
-        for s, row in zip(samples, lp_fast.tolist()):
-            s.logprobs = row[:len(s.completion_ids)]
-        return samples
-    lp, mask = completion_logprobs(adapters, list(agents), [s.prompt_ids for s in samples],
-                                   [s.completion_ids for s in samples], temperature=1.0 if greedy else temperature)
-    for s, row, m in zip(samples, lp.tolist(), mask.tolist()):
-        s.logprobs = [v for v, keep in zip(row, m) if keep]
-    return samples
+    return _attach_logprobs(adapters, list(agents), samples, lp_fast, 1.0 if greedy else temperature)
 
 # %% ../../nbs/models/08_sampling.ipynb #502eaad4
 class _HeadLogprob(torch.autograd.Function):
@@ -120,6 +130,8 @@ class _HeadLogprob(torch.autograd.Function):
             if gw is not None: gw += (dz.t() @ h[s:s + ctx.chunk]).float()
         return gh, None if gw is None else gw.to(weight.dtype), None, None, None
 
+
+# %% ../../nbs/models/08_sampling.ipynb #09532cb9
 def head_logprobs(h: torch.Tensor,            # [N, H] final hidden states (after the final norm)
                   weight: torch.Tensor,       # [V, H] the LM head's weight (no bias)
                   target: torch.Tensor,       # [N] the token whose log-prob each row wants
@@ -132,7 +144,6 @@ def head_logprobs(h: torch.Tensor,            # [N, H] final hidden states (afte
     forward and backward than `F.cross_entropy` on the full logits, measured side by side (128 or 1,024 rows: 0-3%)."""
     chunk = max(16, (3 << 16) // weight.shape[0])   # rows of float32 logits in ~768 KiB
     return _HeadLogprob.apply(h, weight, target, float(temperature), chunk)
-
 
 # %% ../../nbs/models/08_sampling.ipynb #8a03850b
 def completion_logits(adapters,                                # `AgentAdapters`
