@@ -33,7 +33,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 BACKBONE ?= tiny
 RUN := runs/quickstart-$(BACKBONE)-$(shell date +%Y%m%d-%H%M%S)
 RUN_SIZE_tiny := --updates 8 --envs 2 --group 4 --horizon 80 --rules false --eval-every 4 --eval-envs 4
-RUN_SIZE_real := --updates 4 --envs 1 --group 4 --horizon 60 --rules true --eval-every 4 --eval-envs 2
+RUN_SIZE_real := --updates 2 --envs 1 --group 4 --horizon 30 --epochs 1 --rules true --eval-every 2 --eval-envs 2
 RUN_SIZE = $(if $(filter tiny,$(BACKBONE)),$(RUN_SIZE_tiny),$(RUN_SIZE_real))
 run: setup
 	$(BIN)/marl-llm demo --backbone $(BACKBONE)

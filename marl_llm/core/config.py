@@ -56,7 +56,7 @@ class RunConfig:
     lr: float = arg(2e-3, "AdamW learning rate of every agent's adapter")
     epochs: int = arg(1, "passes of the clipped update over each update's turns")
     minibatch: int = arg(64, "turns per forward/backward pass of the update (at most)")
-    minibatch_tokens: int = arg(0, "tokens (padded rows x longest row) per forward/backward pass at most; 0: no token budget")
+    minibatch_tokens: int = arg(0, "tokens (padded rows x longest row) per forward/backward pass at most; 0: none for a built-in backbone, 4096 for a real one")
     decode_tokens: int = arg(0, "tokens (rows x (longest prompt + new tokens)) per sampling pass at most; 0: every row at once")
     loss_level: str = arg("token", "ratio level of the clipped loss: 'token' (PPO/GRPO) or 'sequence' (GSPO)")
     clip_eps: float = arg(0.2, "the ratio is clipped to [1 - clip_eps, 1 + clip_eps_high]")

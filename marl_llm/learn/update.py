@@ -12,14 +12,15 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from ..models.base import pad_rows
+from ..models.base import BUILTIN_BACKBONES, pad_rows
 from ..core.records import Turn
 from .losses import policy_loss
 from .checkpoint import check_finite
 from ..models.sampling import completion_logprobs
 
 # %% auto #0
-__all__ = ['LogProbFn', 'collate_menu', 'menu_logprob_fn', 'text_logprob_fn', 'turn_tokens', 'minibatches', 'per_agent_update']
+__all__ = ['LogProbFn', 'REAL_MODEL_TOKENS', 'collate_menu', 'menu_logprob_fn', 'text_logprob_fn', 'turn_tokens', 'minibatches',
+           'token_budget', 'per_agent_update']
 
 # %% ../../nbs/learn/04_update.ipynb #604c6ffe
 LogProbFn = Callable[[Sequence[Turn], "Sequence[str] | str"], "tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]"]
@@ -88,6 +89,17 @@ def minibatches(order: Sequence[int],  # turn indices in the shuffled order
             out.append(cur); cur, longest = [], 0
         cur.append(j); longest = max(longest, n)
     return out + [cur] if cur else out
+
+# %% ../../nbs/learn/04_update.ipynb #84009213
+REAL_MODEL_TOKENS = 4096
+"Padded tokens per update minibatch for a backbone that is not built in, when `minibatch_tokens` is 0."
+
+def token_budget(cfg, # a `RunConfig`: its `minibatch_tokens` and `backbone`
+                ) -> int:
+    "Padded tokens per update minibatch: `cfg.minibatch_tokens`, or (0) none for a built-in backbone, `REAL_MODEL_TOKENS` else."
+    tokens = getattr(cfg, "minibatch_tokens", 0)
+    if tokens: return tokens
+    return 0 if getattr(cfg, "backbone", "tiny") in BUILTIN_BACKBONES else REAL_MODEL_TOKENS
 
 # %% ../../nbs/learn/04_update.ipynb #2569f1f2
 def _ref_logprobs(turns, logprobs, mb: int):
@@ -182,7 +194,7 @@ def per_agent_update(turns: Sequence[Turn],   # turns with `info['adv']` (NaN / 
         if accumulate:   # one step for the epoch: minibatch order leaves the summed gradient as it is, so each
             order.sort(key=lambda j: (turns[j].agent, tuple(turns[j].prompt_ids or ())))   # (agent, prompt) stays together
             for o in optimizers.values(): o.zero_grad(set_to_none=True)
-        for idx in minibatches(order, turns, mb, getattr(cfg, "minibatch_tokens", 0)):
+        for idx in minibatches(order, turns, mb, token_budget(cfg)):
             idx = sorted(idx, key=lambda j: turns[j].agent)              # rows grouped by agent (the forward routes runs)
             total, here = _minibatch_loss(turns, idx, w, logprobs, old, cfg, step, accumulate, sums)
             if not accumulate:
