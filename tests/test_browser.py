@@ -1,5 +1,5 @@
 """What a user sees in a real browser, offline: a fresh run's `learning_curve.html` and `audit.html`, and the static
-docs pages of 05, 21 and 23 (`tools/build_docs.py`), opened in headless Chromium with the network blocked. Each
+docs pages of `options/02_library`, `methods/05_teamtr` and `learn/09_regret_matching` (`tools/build_docs.py`), opened in headless Chromium with the network blocked. Each
 figure must have drawn its traces (SVG paths with data) and math must be typeset. Screenshots go to the test's
 tmp dir. Skips, saying why, where Chromium is not installed (`.ci/run` installs it from Debian packages when it can).
 """

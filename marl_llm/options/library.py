@@ -49,22 +49,25 @@ class OvercookedOptions(OptionLibrary):
         m.append(WAIT)
         return m
 
-    def targets(self, env,      # the Overcooked env
-                opt: Option, # the option
-               ) -> list[Cell]:
-        "The cells the option interacts with."
-        L = self._layout(env)
-        if opt.name == "fetch": return L["dispensers"][opt.args[0]]
-        if opt.name == "deliver": return L["serve"]
-        r = opt.ref()
-        return [r.xy] if r is not None else []
+# %% ../../nbs/options/02_library.ipynb #13310373
+@patch
+def targets(self: OvercookedOptions, env,      # the Overcooked env
+            opt: Option, # the option
+           ) -> list[Cell]:
+    "The cells the option interacts with."
+    L = self._layout(env)
+    if opt.name == "fetch": return L["dispensers"][opt.args[0]]
+    if opt.name == "deliver": return L["serve"]
+    r = opt.ref()
+    return [r.xy] if r is not None else []
 
-    def spots(self, env, # the Overcooked env
-              i,   # the agent's index
-              opt, # the option
-             ) -> list:
-        "Where `opt` can be done from: (cell, facing) pairs next to its targets."
-        return self.facing_spots(env, self.targets(env, opt))
+@patch
+def spots(self: OvercookedOptions, env, # the Overcooked env
+          i,   # the agent's index
+          opt, # the option
+         ) -> list:
+    "Where `opt` can be done from: (cell, facing) pairs next to its targets."
+    return self.facing_spots(env, self.targets(env, opt))
 
 # %% ../../nbs/options/02_library.ipynb #f7c7a592
 @patch
@@ -199,32 +202,36 @@ class _AppleOptions(OptionLibrary):
         "`harvest` of every group, and `wait`."
         return [Option("harvest", (Ref(self.group_kind, k),)) for k in range(len(self.groups(env)))] + [WAIT]
 
-    def begin(self, env, # the commons env
-              i,   # the agent's index
-              opt, # the option
-              run, # the option's run (its memo)
-             ):
-        "Remember how many apples agent `i` had eaten, to count `harvest`'s own."
-        run.memo.update(eaten=env.eaten[i], got=0)
+# %% ../../nbs/options/02_library.ipynb #f976ed91
+@patch
+def begin(self: _AppleOptions, env, # the commons env
+          i,   # the agent's index
+          opt, # the option
+          run, # the option's run (its memo)
+         ):
+    "Remember how many apples agent `i` had eaten, to count `harvest`'s own."
+    run.memo.update(eaten=env.eaten[i], got=0)
 
-    def spots(self, env, # the commons env
-              i,   # the agent's index
-              opt, # the option
-             ) -> list:
-        "For `harvest`: the group's apples no other agent stands on (standing on one eats it)."
-        if opt.name != "harvest": return []
-        apples, others = env.apples, self.others(env, i)
-        return [(c, None) for c in self._group(env, opt) if c in apples and c not in others]
+@patch
+def spots(self: _AppleOptions, env, # the commons env
+          i,   # the agent's index
+          opt, # the option
+         ) -> list:
+    "For `harvest`: the group's apples no other agent stands on (standing on one eats it)."
+    if opt.name != "harvest": return []
+    apples, others = env.apples, self.others(env, i)
+    return [(c, None) for c in self._group(env, opt) if c in apples and c not in others]
 
-    def pre(self, env, # the commons env
-            i,   # the agent's index
-            opt, # the option
-           ) -> str | None:
-        "Why `opt` cannot start now (`harvest` of a group with no apples), or None."
-        if opt.name == "harvest":
-            apples = env.apples
-            if not any(c in apples for c in self._group(env, opt)): return f"{opt.ref()} has no apples"
-        return None
+@patch
+def pre(self: _AppleOptions, env, # the commons env
+        i,   # the agent's index
+        opt, # the option
+       ) -> str | None:
+    "Why `opt` cannot start now (`harvest` of a group with no apples), or None."
+    if opt.name == "harvest":
+        apples = env.apples
+        if not any(c in apples for c in self._group(env, opt)): return f"{opt.ref()} has no apples"
+    return None
 
 # %% ../../nbs/options/02_library.ipynb #6b1ab75a
 @patch
@@ -249,6 +256,7 @@ def effect(self: _AppleOptions, env, # the commons env
     run.memo["eaten"] = env.eaten[i]
     return run.memo["got"] >= self.quota
 
+# %% ../../nbs/options/02_library.ipynb #8a11e0eb
 @patch
 def state_features(self: _AppleOptions, env, # the commons env
                    i,   # the deciding agent's index
@@ -308,20 +316,22 @@ class CleanupOptions(_AppleOptions):
             raise ValueError(f"{opt.label}: no river segment #{k}; valid: 0..{len(env.river_segments) - 1}")
         return k
 
-    def spots(self, env, # the Cleanup env
-              i,   # the agent's index
-              opt, # the option
-             ) -> list:
-        "For `clean`: the bank spots whose beam would reach waste on its segment; else `harvest`'s apples."
-        if opt.name != "clean": return super().spots(env, i, opt)
-        k = self._segment(env, opt)
-        cache = self.__dict__.setdefault("_beams", {})
-        key = (tuple(env.terrain), env.beam_length, env.beam_radius, k)
-        if key not in cache:                            # per spot: the cells of segment k its beam covers
-            seg = set(env.river_segments[k])
-            cache[key] = [(s, f, seg.intersection(env.beam_cells(s, f))) for s, f in env.clean_spots(k)]
-        waste = env.waste
-        return [(s, f) for s, f, cells in cache[key] if not waste.isdisjoint(cells)]
+# %% ../../nbs/options/02_library.ipynb #a68bf264
+@patch
+def spots(self: CleanupOptions, env, # the Cleanup env
+          i,   # the agent's index
+          opt, # the option
+         ) -> list:
+    "For `clean`: the bank spots whose beam would reach waste on its segment; else `harvest`'s apples."
+    if opt.name != "clean": return super(CleanupOptions, self).spots(env, i, opt)
+    k = self._segment(env, opt)
+    cache = self.__dict__.setdefault("_beams", {})
+    key = (tuple(env.terrain), env.beam_length, env.beam_radius, k)
+    if key not in cache:                            # per spot: the cells of segment k its beam covers
+        seg = set(env.river_segments[k])
+        cache[key] = [(s, f, seg.intersection(env.beam_cells(s, f))) for s, f in env.clean_spots(k)]
+    waste = env.waste
+    return [(s, f) for s, f, cells in cache[key] if not waste.isdisjoint(cells)]
 
 # %% ../../nbs/options/02_library.ipynb #1dd53969
 @patch

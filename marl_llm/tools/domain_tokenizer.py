@@ -103,14 +103,19 @@ def train_pieces(corpus: dict[str, list[str]] | Sequence[str], # texts, or texts
     learned = sorted(bpe.get_vocab().items(), key=lambda kv: kv[1])
     return [t for t, _ in learned if t not in known and len(t) > 1]
 
-def write_pieces(pieces: Sequence[str], path: str | Path, settings: dict) -> Path:
+def write_pieces(pieces: Sequence[str], # the domain pieces, in order
+                 path: str | Path,       # the file to write
+                 settings: dict,         # the settings they were built with (recorded beside them)
+                ) -> Path:
     "The pieces file `tiny_vocab()` reads: the pieces in order and the settings that made them."
     p = Path(path)
     p.write_text(json.dumps({"settings": settings, "pieces": list(pieces)}, indent=0, ensure_ascii=True) + "\n", encoding="utf-8")
     return p
 
 # %% ../../nbs/tools/01_domain_tokenizer.ipynb #e3084f19
-def tokens_per_prompt(texts: dict[str, list[str]], tokenizers: dict) -> dict[str, dict[str, float]]:
+def tokens_per_prompt(texts: dict[str, list[str]], # prompts by kind
+                      tokenizers: dict,             # tokenizers by name
+                     ) -> dict[str, dict[str, float]]:
     "Mean tokens per text for each source under each tokenizer."
     return {k: {n: float(np.mean([len(t(x, add_special_tokens=False)["input_ids"]) for x in v])) for n, t in tokenizers.items()}
             for k, v in texts.items()}
