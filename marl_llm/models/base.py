@@ -360,13 +360,13 @@ def check_backbone(name: str # a built-in ('tiny', 'smollm2-135m'), a *.gguf fil
         if isinstance(try_to_load_from_cache(name, "config.json"), str): return name
     except Exception: pass                                               # not a valid repo id: fall through
     if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False"):
-        raise ConfigError(f"backbone {name!r} is not built in ({sorted(BUILTIN_BACKBONES)}), not a local folder and not in "
+        raise ConfigError(f"backbone {name!r} is not built in ({sorted(BUILTIN_BACKBONES) + sorted(REAL_BACKBONES)}), not a local folder and not in "
                           f"the Hugging Face cache, and HF_HUB_OFFLINE is set; download it first or pass a folder")
     try:
         from huggingface_hub import model_info
         model_info(name, timeout=5)
     except Exception as e:
-        raise ConfigError(f"backbone {name!r} is not built in ({sorted(BUILTIN_BACKBONES)}), not a local folder, and the "
+        raise ConfigError(f"backbone {name!r} is not built in ({sorted(BUILTIN_BACKBONES) + sorted(REAL_BACKBONES)}), not a local folder, and the "
                           f"Hugging Face Hub does not have it or cannot be reached ({type(e).__name__})") from None
     return name
 
