@@ -49,8 +49,8 @@ def linear(x: torch.Tensor,                    # [..., in]
            b: torch.Tensor | None = None,      # [out]
            res: torch.Tensor | None = None,    # [..., out] added to the result (a residual)
           ) -> torch.Tensor:
-    "`x @ w.T + b + res` `[..., out]`: on oneDNN for float32 CPU tensors and a frozen `w` (see above), else torch's own."
-    if (CPU_ONEDNN and x.device.type == "cpu" and x.dtype == w.dtype == torch.float32 and not w.requires_grad
+    "`x @ w.T + b + res` `[..., out]`: on oneDNN for float32 CPU tensors and a frozen `w` or grad off (see above), else torch's own."
+    if (CPU_ONEDNN and x.device.type == "cpu" and x.dtype == w.dtype == torch.float32 and (not w.requires_grad or not torch.is_grad_enabled())
             and _dnn() is not None):
         x2 = x.reshape(-1, x.shape[-1])
         r2 = None if res is None else res.reshape(-1, w.shape[0])
