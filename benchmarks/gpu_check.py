@@ -58,7 +58,8 @@ def mixed_equals_alone(bb, agents: int = 4) -> dict:
     moved = float((mixed - base).abs()[m].max())                          # the adapters do change the logits
     top1 = float((mixed.argmax(-1) == alone.argmax(-1))[m].float().mean())
     f32 = bb.model.dtype == torch.float32
-    tol = (1e-3 if str(bb.device).startswith("cuda") else 1e-4) if f32 else 5e-2
+    tol_f32 = 1e-3 if str(bb.device).startswith("cuda") else 1e-4       # GPU float32 reductions reorder with batch shape
+    tol = tol_f32 if f32 else 5e-2
     res = {"agents": agents, "rows": len(rows), "dtype": str(bb.model.dtype).replace("torch.", ""), "max_abs_diff": diff,
            "tolerance": tol, "top1_agree": round(top1, 4), "adapter_effect": moved}
     ok = diff <= tol
@@ -70,7 +71,7 @@ def mixed_equals_alone(bb, agents: int = 4) -> dict:
         res["err_mixed"], res["err_alone"] = float((mixed - ref).abs()[m].max()), float((alone - ref).abs()[m].max())
         ok = ok or res["err_mixed"] <= 1.5 * res["err_alone"]
         res["adapter_effect"] = moved = float((ref - base).abs()[m].max())  # judged in float32, where rounding is tiny
-    return {**res, "ok": ok and moved > 10 * min(tol, 1e-3)}
+    return {**res, "ok": ok and moved > 10 * tol_f32}                     # the effect is judged in float32 either way
 
 
 def three_updates(method: str, backbone: str, device: str, dtype: str, out: Path, quick: bool) -> dict:

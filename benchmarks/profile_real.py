@@ -55,10 +55,10 @@ def main(argv=None):
     def plain(on: bool):   # the plain forward (no shared prefix, the full head) for `--plain`, side by side
         mp.prompt_last_hidden = (lambda *args: None) if on else fast_hidden
     from marl_llm.models.sampling import _common_cuts
-    rows = [r[m.bool()].tolist() for r, m in zip(pol.encode(reqs)["input_ids"], pol.encode(reqs)["attention_mask"])]
+    enc = pol.encode(reqs)
+    rows = [r[m.bool()].tolist() for r, m in zip(enc["input_ids"], enc["attention_mask"])]
     cuts = _common_cuts([r.agent for r in reqs], rows)
     print(f"prompt tokens per row {sum(map(len, rows)) / len(rows):.0f}, shared prefix per agent {sum(cuts) / len(cuts):.0f}")
-    enc = pol.encode(reqs)
     print(f"menu batch: {tuple(enc['input_ids'].shape)}, real tokens {int(enc['attention_mask'].sum())}")
     qs = ["Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. "
           "How many clips did Natalia sell altogether in April and May?",
