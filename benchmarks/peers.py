@@ -48,7 +48,9 @@ model, one adapter) is the reference. Run on the tiny model and on a larger rand
 `--backbone smollm2-135m` times the same work on the real SmolLM2-135M-Instruct (float32, dequantised from its GGUF
 file by `load_backbone`, saved to the temporary folder with the same generation config; every system gets the plain
 PROMPTS, no chat template: marl_llm loads it with `prompt_format='raw'`), and its memory part runs N=1 and N=8 on it
-(1 prompt x 8 completions per agent, no larger local model).
+(1 prompt x 8 completions per agent, no larger local model) with update passes of one agent's 8 rows for every N: on
+a real model the activations of a pass outweigh the LoRA state, so the comparison holds the pass size equal
+(`--mem-minibatch 32` lets N=8 run 4x larger passes than N=1: 1.57x one agent's peak, measured 2026-12-04).
 
 Every timed process also reports the linear path it takes (printed under the timing table): the kernels that
 transformers/PEFT's `F.linear` (MKL's sgemm) and marl_llm's `decode.linear` (oneDNN, for frozen float32 weights)
@@ -600,8 +602,9 @@ def main(argv=None):
     ap.add_argument("--layers", type=int, default=12, help="layers of the locally built larger model")
     ap.add_argument("--mem-prompts", type=int, default=None,
                     help="prompts per agent in the memory part (x 8 completions; default 4, smollm2-135m: 1)")
-    ap.add_argument("--mem-minibatch", type=int, default=32,
-                    help="rows per forward/backward of the memory part's update, gradients accumulated into one step (0: all rows)")
+    ap.add_argument("--mem-minibatch", type=int, default=None,
+                    help="rows per forward/backward of the memory part's update, gradients accumulated into one step "
+                         "(0: all rows; default 32, smollm2-135m: one agent's rows, so every N runs passes of the same size)")
     ap.add_argument("--mem-decode-tokens", type=int, default=1024,
                     help="the memory part's sampling token budget per pass (AgentAdapters.decode_tokens; 0: all rows at once)")
     ap.add_argument("--skip-memory", action="store_true")
@@ -623,6 +626,7 @@ def main(argv=None):
     if args.hidden is None: args.hidden = 768 if tiny else 0
     if args.agents is None: args.agents = [2, 4, 8] if tiny else [8]
     if args.mem_prompts is None: args.mem_prompts = 4 if tiny else 1
+    if args.mem_minibatch is None: args.mem_minibatch = 32 if tiny else 8 * args.mem_prompts   # 8 completions per prompt
     if args.quick: args.repeats, args.updates, args.hidden = 1, 1, 0
     result = {"work": {"prompts": len(PROMPTS), "completions_per_prompt": GROUP, "new_tokens": NEW_TOKENS, "lora": LORA,
                        "lr": LR, "reward": f"count of {LETTER!r} in the completion text", "threads": 1,

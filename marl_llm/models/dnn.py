@@ -7,12 +7,13 @@ Docs: https://marl-llm.github.io/marl_llm/models/dnn.html.md"""
 # %% ../../nbs/models/03_dnn.ipynb #baf5dffb
 from __future__ import annotations
 import functools
+import weakref
 
 import torch
 import torch.nn.functional as F
 
 # %% auto #0
-__all__ = ['CPU_ONEDNN', 'linear']
+__all__ = ['CPU_ONEDNN', 'CPU_BLOCKED', 'blocked', 'linear']
 
 # %% ../../nbs/models/03_dnn.ipynb #d25876f6
 CPU_ONEDNN = True
@@ -28,6 +29,27 @@ def _dnn():
         return op if ok else None
     except (AttributeError, RuntimeError):
         return None
+
+
+# %% ../../nbs/models/03_dnn.ipynb #a3c1b7e0
+CPU_BLOCKED = True
+"Whether `linear` keeps a oneDNN-blocked copy of each weight it runs with gradients off (see below; False: the plain weight)."
+_BLOCK_ROWS = 16          # the row count oneDNN is told to lay the copy out for: a decode step's batch
+_blocked: dict = {}       # id(w) -> (weakref to w, w's version when copied, the copy)
+
+def blocked(w: torch.Tensor, # [out, in] a contiguous CPU weight (float32 or bfloat16)
+           ) -> torch.Tensor | None:
+    """`w` reordered once into oneDNN's blocked layout for `_linear_pointwise`, kept while `w` lives and remade when
+    `w` changes in place (its version counter); None where it cannot be kept (an inference-mode tensor has no
+    version counter, a torch without the op, `CPU_BLOCKED = False`)."""
+    if not CPU_BLOCKED or not w.is_contiguous() or w.is_inference(): return None
+    hit = _blocked.get(id(w))
+    if hit is not None and hit[0]() is w and hit[1] == w._version: return hit[2]
+    for k in [k for k, v in _blocked.items() if v[0]() is None]: del _blocked[k]   # copies of freed weights
+    try: copy = torch.ops.mkldnn._reorder_linear_weight(w.detach(), _BLOCK_ROWS)
+    except (AttributeError, RuntimeError): return None
+    _blocked[id(w)] = (weakref.ref(w), w._version, copy)
+    return copy
 
 
 # %% ../../nbs/models/03_dnn.ipynb #d35d4648
@@ -49,15 +71,19 @@ def linear(x: torch.Tensor,                    # [..., in]
            b: torch.Tensor | None = None,      # [out]
            res: torch.Tensor | None = None,    # [..., out] added to the result (a residual)
           ) -> torch.Tensor:
-    "`x @ w.T + b + res` `[..., out]`: on oneDNN for float32 CPU tensors and a frozen `w` or grad off (see above), else torch's own."
-    if (CPU_ONEDNN and x.device.type == "cpu" and x.dtype == w.dtype == torch.float32 and (not w.requires_grad or not torch.is_grad_enabled())
-            and _dnn() is not None):
+    """`x @ w.T + b + res` `[..., out]`: on oneDNN for CPU tensors in float32 with a frozen `w` or grad off, or in
+    bfloat16 with grad off (`blocked` weights when grad is off; see above), else torch's own."""
+    graph = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, w, b, res))
+    f32 = x.dtype == w.dtype == torch.float32 and not (graph and w.requires_grad)
+    cpu = CPU_ONEDNN and x.device.type == "cpu" and _dnn() is not None
+    wb = blocked(w) if cpu and not graph and x.dtype == w.dtype and x.dtype in (torch.float32, torch.bfloat16) else None
+    if cpu and (f32 or wb is not None):
         x2 = x.reshape(-1, x.shape[-1])
         r2 = None if res is None else res.reshape(-1, w.shape[0])
-        if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, b, res)):
-            y = _DnnLinear.apply(x2, w, b, r2)
+        if graph: y = _DnnLinear.apply(x2, w, b, r2)
         else:
-            y = _dnn()(x2, w, b, "none", [None], "") if r2 is None else _dnn().binary(x2, r2, w, b, "add")
+            w2 = w if wb is None else wb
+            y = _dnn()(x2, w2, b, "none", [None], "") if r2 is None else _dnn().binary(x2, r2, w2, b, "add")
         return y.view(*x.shape[:-1], w.shape[0])
     if res is None or b is not None:
         y = F.linear(x, w, b)
