@@ -49,6 +49,24 @@ def _run_record(layout: str, # the run's Overcooked layout
                          "progress": {ag: r["agents"][ag]["progress"] for ag in a["agents"]}} for r in ck],
             "ablation": ck[-1].get("ablation"), "flags": a["flags"], "reward_curve": a["reward_curve"]}
 
+# %% ../../nbs/experiments/04_decoupling.ipynb #a8239166
+def _timing(rows: Sequence[Mapping], # a run's metrics.jsonl rows (`RunDir.metrics()`)
+            curve: Sequence[Mapping], # its audited checkpoints (`_run_record`'s curve: step, team_reward)
+           ) -> dict:
+    """Seconds of training up to each checkpoint and the first update with a task reward. `cpu_s[k]`: the `time` stamp of
+    checkpoint k's metrics row less step 0's, plus step 0's evaluation (`time/eval_s`); wall seconds of one process, so CPU
+    seconds at one thread (a resumed run's pause counts too). `first_soup_step`: the first update whose training rollouts
+    earned a task reward (`team_reward_max` > 0: in Overcooked, a delivered soup); without that column, the first audited
+    checkpoint with held-out team reward > 0 (`first_soup_from` says which). None: never."""
+    last = {r["step"]: r for r in rows if "step" in r and "time" in r}   # a resumed run's repeated step: its last row
+    t0 = last[min(last)]["time"] - last[min(last)].get("time/eval_s", 0.0) if last else None
+    cpu = [round(last[c["step"]]["time"] - t0, 2) if c["step"] in last else None for c in curve]
+    if any("team_reward_max" in r for r in last.values()):
+        hit = [k for k, r in sorted(last.items()) if k > 0 and r.get("team_reward_max", 0) > 0]
+        return {"cpu_s": cpu, "first_soup_step": hit[0] if hit else None, "first_soup_from": "metrics"}
+    hit = [c["step"] for c in curve if c["team_reward"] > 0]
+    return {"cpu_s": cpu, "first_soup_step": hit[0] if hit else None, "first_soup_from": "audit"}
+
 # %% ../../nbs/experiments/04_decoupling.ipynb #253c7997
 def run(out="runs/decoupling",                                            # folder for the guards and every run (finished runs are reused)
         layouts: Sequence[str] = ("cramped_room", "forced_coordination"), # Overcooked layouts to train on
@@ -56,9 +74,11 @@ def run(out="runs/decoupling",                                            # fold
         audit_episodes: int = 8,                                          # held-out episodes per checkpoint in each run's audit
         guard_episodes: int = 40,                                         # burn-in episodes the guards of a layout are synthesised from
         progress: bool = True,                                            # progress bars (training and audit)
+        method: str = "pa-magrpo",                                        # the trainer: "pa-magrpo" or "magrpo" (`pa_magrpo.ALGOS`)
+        backbone: str = "tiny",                                           # the base model (`load_backbone`'s name)
         **overrides,                                                      # `PAMAGRPOConfig` fields over `SETTINGS`
        ) -> dict:
-    "Train PA-MAGRPO on each layout and seed (finished runs are reused), audit every run, summarise reward and solo-carry."
+    "Train `method` on each layout and seed (finished runs are reused), audit every run, summarise reward, solo-carry and timing."
     from marl_llm.methods.pa_magrpo import PAMAGRPOConfig, PAMAGRPO
     from marl_llm.learn.pipeline import Pipeline
     from marl_llm.options.burnin import burn_in
@@ -71,16 +91,17 @@ def run(out="runs/decoupling",                                            # fold
         if not g.exists():
             synthesize(burn_in(kw["game"], layout, episodes=guard_episodes, seeds=(0,), horizon=kw["horizon"]), m=3).save(g)
         for s in seeds:
-            cfg = PAMAGRPOConfig(layout=layout, guards=str(g), seed=int(s), **kw).validate()
-            run_dir = out / f"{layout}_seed{s}"
+            cfg = PAMAGRPOConfig(layout=layout, guards=str(g), seed=int(s), method=method, backbone=backbone, **kw).validate()
+            run_dir = out / (f"{layout}_seed{s}" if method == "pa-magrpo" else f"{layout}_{method}_seed{s}")
             t1 = time.time()
             if not _finished(run_dir, cfg):
                 Pipeline(PAMAGRPO(cfg), run_dir, resume=(run_dir / "checkpoints" / "latest.json").exists(), quiet=not progress,
                          keep_checkpoints=10**6).fit()           # keep every checkpoint: the audit's curve
             t_train = time.time() - t1
             a = write_audit(run_dir, episodes=audit_episodes, progress=progress)
-            runs.append(_run_record(layout, s, run_dir, t_train, a))
-    return {"config": {**kw, "backbone": "tiny", "algo": "pa-magrpo", "guard_episodes": guard_episodes,
+            rec = _run_record(layout, s, run_dir, t_train, a) | {"method": method, "backbone": backbone}
+            runs.append(rec | _timing(RunDir(run_dir, quiet=True).metrics(), rec["curve"]))
+    return {"config": {**kw, "backbone": backbone, "algo": method, "guard_episodes": guard_episodes,
                        "audit_episodes": audit_episodes, "eval_seed": PAMAGRPOConfig().eval_seed},
             "layouts": list(layouts), "seeds": [int(s) for s in seeds], "runs": runs, "time_s": round(time.time() - t0, 1)}
 

@@ -6,7 +6,7 @@ Docs: https://marl-llm.github.io/marl_llm/experiments/real_backbone.html.md"""
 
 # %% ../../nbs/experiments/12_real_backbone.ipynb #1b84c634
 from __future__ import annotations
-import json, time
+import json, tempfile, time
 from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,11 +16,10 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
-from ..core.records import write_json
+from ..core.records import team_sum, write_json
 from ..models.adapters import AgentAdapters
 from ..models.base import load_backbone
 from ..models.policy import MenuPolicy, primitive_requests
-from ..options.typed import Option
 from ..options.env import OptionEnv, RandomOptionPolicy
 from ..options.rollout import RULES, guard_filter, team_total
 from ..options.library import scripted_option
@@ -35,24 +34,25 @@ __all__ = ['FULL_SETTINGS', 'floor_ceiling', 'CountingFilter', 'make_guards', 'l
            'merge_results']
 
 # %% ../../nbs/experiments/12_real_backbone.ipynb #64bfbec9
-def _menu_index(d, opt: Option) -> int:
-    labels = d.labels
-    return labels.index(opt.label) if opt.label in labels else (labels.index("wait") if "wait" in labels else 0)
+def _menu_index(d, opt) -> int:
+    return d.labels.index(opt.label) if opt.label in d.labels else (d.labels.index("wait") if "wait" in d.labels else 0)
 
-def floor_ceiling(layout: str,             # the Overcooked layout
-                  seeds: Sequence[int],    # held-out episode seeds, one env each
-                  horizon: int,            # primitive steps per episode
-                  seed: int = 0,           # the random policy's seed
+def floor_ceiling(layout: str | None,       # the game's layout (None: its default)
+                  seeds: Sequence[int],     # held-out episode seeds, one env each
+                  horizon: int,             # primitive steps per episode
+                  seed: int = 0,            # the random policy's seed
+                  game: str = "overcooked", # a registered game
+                  scripted=None,            # the ceiling's chooser (env, i, library) -> Option (None: `scripted_option`, Overcooked only)
                  ) -> dict:
     "Team reward per seed, and events summed over episodes, of the random-option policy (floor) and the scripted option team (ceiling)."
-    out = {}
+    if scripted is None and game != "overcooked": raise ValueError(f"no built-in scripted team for {game!r}: pass `scripted`")
+    scripted, out = scripted or scripted_option, {}
     for arm in ("random_options", "scripted"):
-        oenv = OptionEnv("overcooked", layout, n_envs=len(seeds), horizon=horizon, text_obs=False)
-        rnd = RandomOptionPolicy(seed)
+        oenv, rnd = OptionEnv(game, layout, n_envs=len(seeds), horizon=horizon, text_obs=False), RandomOptionPolicy(seed)
         oenv.reset(seeds=list(seeds))
         while oenv.pending:
             ch = (rnd(oenv.pending)[0] if arm == "random_options" else
-                  [_menu_index(d, scripted_option(oenv.envs[d.env], d.agent, oenv.library)) for d in oenv.pending])
+                  [_menu_index(d, scripted(oenv.envs[d.env], d.agent, oenv.library)) for d in oenv.pending])
             oenv.step(ch)
         out[arm] = {"rewards": [team_total(oenv, b) for b in range(len(seeds))],
                     "events": dict(Counter(ev["kind"] for e in oenv.envs for ev in e.event_log))}
@@ -69,33 +69,35 @@ class CountingFilter:
     def share(self) -> float: return self.cut / max(self.calls, 1)
 
 # %% ../../nbs/experiments/12_real_backbone.ipynb #02590595
-def make_guards(layout: str,            # the Overcooked layout
+def make_guards(layout: str | None,     # the game's layout (None: its default)
                 path,                   # where to write the guard file
                 episodes: int = 40,     # random burn-in episodes (the `marl-llm guards` default)
                 horizon: int | None = None, # burn-in horizon (None: the game's)
                 seed: int = 0,          # burn-in seed
                 m: int = 3,             # `synthesize`'s m
+                game: str = "overcooked", # a registered game
                ) -> dict:
     "Guards synthesised from random burn-in (`burnin.burn_in`, `guards.synthesize`), saved to `path`."
-    log = burn_in("overcooked", layout, episodes=episodes, seeds=(seed,), horizon=horizon)
+    log = burn_in(game, layout, episodes=episodes, seeds=(seed,), horizon=horizon)
     gs = synthesize(log, m=m); gs.save(path)
     return {"path": str(path), "guards": len(gs), "rules": [str(g) for g in gs], "burnin_failure_rate": log.failure_rate}
 
 # %% ../../nbs/experiments/12_real_backbone.ipynb #ee2a8930
 def llm_option_rewards(adapters,                # `AgentAdapters` (fresh: the frozen base)
-                       layout: str,              # the Overcooked layout
+                       layout: str | None,       # the game's layout (None: its default)
                        seeds: Sequence[int],     # episode seeds, one env each
                        horizon: int,             # steps per episode
                        guards: str | None = None, # a guard file (None: the unfiltered menu)
                        obs: str = "auto",          # the observation form (`option_rollout.obs_form`)
                        sampler_seed: int = 0,      # seed of the option sampler
                        greedy: bool = False,       # argmax choices (False: sampled at temperature 1)
+                       game: str = "overcooked",   # a registered game
                       ) -> dict:
     "Team reward per seed of the frozen LLM over options (scoring mode), its events summed over episodes, and how often the guards cut a menu."
-    filt = guard_filter(guards, "overcooked", layout)
-    filt = CountingFilter(filt) if filt is not None else None
-    oenv = OptionEnv("overcooked", layout, n_envs=len(seeds), horizon=horizon, menu_filter=filt)
-    eps = evaluate_policy(oenv, MenuPolicy(adapters, rules=RULES["overcooked"]), seeds, obs, greedy, sampler_seed=sampler_seed)
+    oenv = OptionEnv(game, layout, n_envs=len(seeds), horizon=horizon)
+    filt = guard_filter(guards, game, oenv.layout)                  # a file for another game or layout raises
+    oenv.menu_filter = filt = CountingFilter(filt) if filt is not None else None
+    eps = evaluate_policy(oenv, MenuPolicy(adapters, rules=RULES[game]), seeds, obs, greedy, sampler_seed=sampler_seed)
     opts = Counter(t.info["option"].split("(")[0] for e in eps for t in e.all_turns())
     out = {"rewards": [float(e.meta["task_reward"]) for e in eps], "decisions": sum(opts.values()), "options": dict(opts),
            "empty_menu_fallbacks": int(oenv.stats["empty_menu_fallbacks"]),
@@ -105,26 +107,27 @@ def llm_option_rewards(adapters,                # `AgentAdapters` (fresh: the fr
 
 # %% ../../nbs/experiments/12_real_backbone.ipynb #928d6fc1
 def llm_primitive_rewards(adapters,          # `AgentAdapters` (fresh: the frozen base)
-                          layout: str,           # the Overcooked layout
+                          layout: str | None,    # the game's layout (None: its default)
                           seeds: Sequence[int],  # episode seeds, one env each
                           horizon: int,          # steps per episode
                           greedy: bool = False,  # argmax actions (False: sampled at temperature 1)
                           seed: int = 0,         # the policy's sampling seed
+                          game: str = "overcooked", # a registered game
                          ) -> dict:
     "Team reward per seed of the frozen LLM choosing a primitive action every step (every env batched), its actions, and its events summed over episodes."
-    pol = MenuPolicy(adapters, rules=RULES["overcooked"], seed=seed)
-    envs = [make_game("overcooked", layout, horizon=horizon) for _ in seeds]
+    pol = MenuPolicy(adapters, rules=RULES[game], seed=seed)
+    envs = [make_game(game, layout, horizon=horizon) for _ in seeds]
     for e, s in zip(envs, seeds): e.reset(seed=int(s))
-    picks = Counter()
+    picks, tot = Counter(), [0.0] * len(envs)
     while any(e.agents for e in envs):
         live = [b for b, e in enumerate(envs) if e.agents]
         reqs = [r for b in live for r in primitive_requests(envs[b], key=b)]
         acts: dict = {}
         for r, d in zip(reqs, pol.decide(reqs, greedy=greedy)):
             acts.setdefault(r.key[0], {})[r.agent] = d.choice; picks[r.menu[d.choice]] += 1
-        for b in live:
-            envs[b].step(acts[b])
-    return {"rewards": [float(e.score) for e in envs], "decisions": sum(picks.values()), "actions": dict(picks),
+        for b in live:                                   # the team's step reward (a shared one counted once)
+            tot[b] += team_sum(list(envs[b].step(acts[b])[1].values()), getattr(envs[b], "shared_reward", False))
+    return {"rewards": tot, "decisions": sum(picks.values()), "actions": dict(picks),
             "events": dict(Counter(ev["kind"] for e in envs for ev in e.event_log))}   # progress a zero reward hides
 
 # %% ../../nbs/experiments/12_real_backbone.ipynb #eba3d1da
@@ -371,7 +374,6 @@ def measure(name: str,                                          # the backbone (
     """Every measurement of backbone `name` (frozen) in `parts`, and the floors if missing; pieces already in the JSON are
     skipped and the JSON is rewritten after each one, so an interrupted run resumes where it stopped."""
     kw = dict(locals())                                         # the arguments, for the pieces
-    import tempfile
     work = Path(work or tempfile.mkdtemp()); work.mkdir(parents=True, exist_ok=True)
     res = _open_results(json_path)
     seeds = [10_000 + k for k in range(max(episodes, primitive_episodes))]
