@@ -6,14 +6,14 @@ Docs: https://marl-llm.github.io/marl_llm/experiments/decoupling.html.md"""
 
 # %% ../../nbs/experiments/04_decoupling.ipynb #31f2ea29
 from __future__ import annotations
-import dataclasses, time
+import dataclasses, json, time
 from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
 
 from ..core.records import RunDir
-from .run_audit import load_run_config, write_audit, _f
+from .run_audit import load_run_config, run_checkpoints, write_audit, _f
 from .common import runs_by
 
 # %% auto #0
@@ -48,6 +48,19 @@ def _run_record(layout: str, # the run's Overcooked layout
                       | {"shares": {ag: r["agents"][ag]["share"] for ag in a["agents"]},
                          "progress": {ag: r["agents"][ag]["progress"] for ag in a["agents"]}} for r in ck],
             "ablation": ck[-1].get("ablation"), "flags": a["flags"], "reward_curve": a["reward_curve"]}
+
+# %% ../../nbs/experiments/04_decoupling.ipynb #4f326969
+def _audit(run_dir: Path,     # a finished run's folder
+           episodes: int,     # held-out episodes per checkpoint
+           progress: bool,    # a progress bar over the checkpoints
+          ) -> dict:
+    "The run's `audit.json` where it covers exactly its checkpoints at `episodes` episodes and is newer than its adapters; else `write_audit`."
+    p = Path(run_dir) / "audit.json"
+    if p.exists() and p.stat().st_mtime >= (Path(run_dir) / "adapters").stat().st_mtime:
+        a = json.loads(p.read_text())
+        if a["eval"]["episodes"] == episodes and [r["step"] for r in a["checkpoints"]] == list(run_checkpoints(run_dir)): return a
+    return write_audit(run_dir, episodes=episodes, progress=progress)
+
 
 # %% ../../nbs/experiments/04_decoupling.ipynb #a8239166
 def _timing(rows: Sequence[Mapping], # a run's metrics.jsonl rows (`RunDir.metrics()`)
@@ -98,7 +111,7 @@ def run(out="runs/decoupling",                                            # fold
                 Pipeline(PAMAGRPO(cfg), run_dir, resume=(run_dir / "checkpoints" / "latest.json").exists(), quiet=not progress,
                          keep_checkpoints=10**6).fit()           # keep every checkpoint: the audit's curve
             t_train = time.time() - t1
-            a = write_audit(run_dir, episodes=audit_episodes, progress=progress)
+            a = _audit(run_dir, audit_episodes, progress)
             rec = _run_record(layout, s, run_dir, t_train, a) | {"method": method, "backbone": backbone}
             runs.append(rec | _timing(RunDir(run_dir, quiet=True).metrics(), rec["curve"]))
     return {"config": {**kw, "backbone": backbone, "algo": method, "guard_episodes": guard_episodes,

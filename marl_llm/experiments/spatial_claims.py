@@ -66,15 +66,17 @@ def frozen_table(backbone: str,            # the frozen backbone (`load_backbone
                  guard_episodes: int = 40, # random burn-in episodes the guards are synthesised from
                  seed: int = 0,            # seed of the samplers, the floor policy and the burn-in
                  work=None,                # folder for the guard files (None: beside `json_path`, else temporary)
+                 dtype: str = "float32",   # the base's dtype ('bfloat16': about 1.8x faster on a CPU with AVX512-BF16)
                 ) -> dict:
     "Claims 1-2 for `backbone`: per cell the floor and ceiling (shared by the backbones), the guards, and the LLM arms; each a resumable piece."
     res = json.loads(Path(json_path).read_text()) if json_path and Path(json_path).exists() else {}
     for k in ("floors", "guards", "backbones", "seconds"): res.setdefault(k, {})
     res.setdefault("settings", dict(episodes=episodes, horizon=horizon, guard_episodes=guard_episodes, seed=seed))
     work = Path(work or (Path(json_path).parent / "spatial_guards" if json_path else tempfile.mkdtemp())); work.mkdir(parents=True, exist_ok=True)
-    seeds, bb = [10_000 + k for k in range(episodes)], load_backbone(backbone)
+    seeds, bb = [10_000 + k for k in range(episodes)], load_backbone(backbone, dtype=dtype)
     ad = AgentAdapters(bb, ["agent_0", "agent_1"])
-    r = res["backbones"].setdefault(backbone, {"params": bb.num_parameters, "prompt_format": bb.prompt_format, "cells": {}})
+    r = res["backbones"].setdefault(backbone, {"params": bb.num_parameters, "prompt_format": bb.prompt_format,
+                                                   "dtype": dtype, "cells": {}})
     piece = lambda k, fn: _piece(res, json_path, k, fn)                   # run `fn` unless the JSON has `k`, then rewrite it
     for game, layout in cells:
         key = cell_key(game, layout)
@@ -214,8 +216,10 @@ def backbone_table(study: Mapping, # `train_study` / `merge_studies`' result
 
 # %% ../../nbs/experiments/13_spatial_claims.ipynb #98cf68b8
 FULL_SETTINGS = dict(cells=CELLS, episodes=16, horizon=60, guard_episodes=40, train_layouts=["cramped_room", "forced_coordination"],
-                   methods=["pa-magrpo", "magrpo"], seeds=[0, 1, 2], train=dict(updates=12, audit_episodes=8))
-"The size of the full run (`data/spatial_claims.json`): frozen arms as `experiments/12_real_backbone`, training as `experiments/04_decoupling`."
+                     methods=["pa-magrpo", "magrpo"], seeds=[0, 1, 2], dtype="float32",
+                     train=dict(updates=4, envs=1, group=4, horizon=60, epochs=1, eval_every=0, checkpoint_every=2,
+                                record_episodes=1, audit_episodes=8))
+"The size of the full run (`data/spatial_claims.json`): frozen arms as `experiments/12_real_backbone`; per training run 4 updates of 4 episodes x 60 steps, audited at updates 0, 2, 4."
 
 
 def run(out,                                  # folder: the frozen results (`frozen.json`), guards, and the training runs
@@ -229,11 +233,12 @@ def run(out,                                  # folder: the frozen results (`fro
         methods=("pa-magrpo", "magrpo"),      # `train_study`'s trainers
         seeds=(0, 1),                         # `train_study`'s training seeds
         train: Mapping | None = None,         # `train_study`'s settings (`decoupling.run` arguments, config fields)
+        dtype: str = "float32",               # the bases' dtype, frozen arms and training alike
        ) -> dict:
     "Claims 1-4 for every backbone: `frozen_table` then `train_study` each, merged into `{'frozen': ..., 'train': ...}`."
     out = Path(out); fz = None
-    for bb in backbones: fz = frozen_table(bb, cells, episodes, horizon, out / "frozen.json", guard_episodes, work=out / "guards")
-    tr = merge_studies(*[train_study(out / "train", bb, train_layouts, methods, seeds, guard_episodes=guard_episodes, **(train or {}))
+    for bb in backbones: fz = frozen_table(bb, cells, episodes, horizon, out / "frozen.json", guard_episodes, work=out / "guards", dtype=dtype)
+    tr = merge_studies(*[train_study(out / "train", bb, train_layouts, methods, seeds, guard_episodes=guard_episodes, dtype=dtype, **(train or {}))
                        for bb in backbones])
     res = {"frozen": fz, "train": tr}
     if json_path: write_json(json_path, res, indent=1)
