@@ -7,6 +7,7 @@ Docs: https://marl-llm.github.io/marl_llm/learn/update.html.md"""
 # %% ../../nbs/learn/04_update.ipynb #36bf968a
 from __future__ import annotations
 import math
+from collections import Counter
 from typing import Callable, Sequence
 
 import numpy as np
@@ -20,7 +21,7 @@ from ..models.sampling import completion_logprobs
 
 # %% auto #0
 __all__ = ['LogProbFn', 'REAL_MODEL_TOKENS', 'collate_menu', 'menu_logprob_fn', 'text_logprob_fn', 'turn_tokens', 'minibatches',
-           'token_budget', 'per_agent_update']
+           'optimiser_minibatches', 'token_budget', 'per_agent_update']
 
 # %% ../../nbs/learn/04_update.ipynb #604c6ffe
 LogProbFn = Callable[[Sequence[Turn], "Sequence[str] | str"], "tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]"]
@@ -90,6 +91,22 @@ def minibatches(order: Sequence[int],  # turn indices in the shuffled order
         cur.append(j); longest = max(longest, n)
     return out + [cur] if cur else out
 
+# %% ../../nbs/learn/04_update.ipynb #d76b196e
+def optimiser_minibatches(order: Sequence[int], # turn indices in the shuffled order
+                          turns: Sequence[Turn], # the turns they index
+                          rows: int,             # turns per optimiser step (`minibatch`)
+                          tokens: int = 0,       # padded tokens per forward/backward pass at most; 0: no budget
+                         ) -> list[list[list[int]]]:
+    """The optimiser's minibatches of `order` (`rows` turns each), each cut into forward/backward passes of at most
+    `tokens` padded tokens: the token budget bounds memory and never changes how many steps an update takes. Where it
+    cuts, each agent's rows, and rows with the same prompt, go together (their shared prompt prefix runs once per pass)."""
+    out = []
+    for g in minibatches(order, turns, rows):
+        if tokens: g = sorted(g, key=lambda j: (turns[j].agent, tuple(turns[j].prompt_ids or ())))
+        out.append(minibatches(g, turns, rows, tokens))
+    return out
+
+
 # %% ../../nbs/learn/04_update.ipynb #84009213
 REAL_MODEL_TOKENS = 4096
 "Padded tokens per update minibatch for a backbone that is not built in, when `minibatch_tokens` is 0."
@@ -113,9 +130,9 @@ def _ref_logprobs(turns, logprobs, mb: int):
 
 
 # %% ../../nbs/learn/04_update.ipynb #ad9e7d4a
-def _minibatch_loss(turns, idx, w, logprobs, old, cfg, step, accumulate: bool, sums: dict):
+def _minibatch_loss(turns, idx, w, logprobs, old, cfg, step, share: Callable, sums: dict):
     """(3)-(4) One forward over the minibatch `turns[idx]` (every agent's rows), then each agent's `policy_loss`
-    on its own rows; returns the summed loss (weighted by the minibatch's share when `accumulate`) and the agents
+    on its own rows (a mean over its rows), times `share(agent, its rows here)`; returns the summed loss and the agents
     present, and appends their stats to `sums`."""
     sub = [turns[j] for j in idx]
     agents = [t.agent for t in sub]
@@ -135,7 +152,7 @@ def _minibatch_loss(turns, idx, w, logprobs, old, cfg, step, accumulate: bool, s
                                entropy=None if ent is None else ent[r], ent_coef=cfg.ent_coef,
                                log_ratio_clamp=cfg.log_ratio_clamp)
         check_finite(loss, f"loss of {a}", step)
-        total = total + (loss * (len(idx) / len(turns)) if accumulate else loss)
+        total = total + loss * share(a, int(r.sum()))
         for n, v in st.items(): sums.setdefault(a, {}).setdefault(n, []).append(v)
     return total, here
 
@@ -194,12 +211,18 @@ def per_agent_update(turns: Sequence[Turn],   # turns with `info['adv']` (NaN / 
         if accumulate:   # one step for the epoch: minibatch order leaves the summed gradient as it is, so each
             order.sort(key=lambda j: (turns[j].agent, tuple(turns[j].prompt_ids or ())))   # (agent, prompt) stays together
             for o in optimizers.values(): o.zero_grad(set_to_none=True)
-        for idx in minibatches(order, turns, mb, token_budget(cfg)):
-            idx = sorted(idx, key=lambda j: turns[j].agent)              # rows grouped by agent (the forward routes runs)
-            total, here = _minibatch_loss(turns, idx, w, logprobs, old, cfg, step, accumulate, sums)
-            if not accumulate:
-                for a in here: optimizers[a].zero_grad(set_to_none=True)
-            total.backward()                                             # (5) one backward
-            if not accumulate: _step(here, optimizers, params, cfg, step, None, sums)
-        if accumulate: _step(everyone if all_reduce is not None else sorted(sums), optimizers, params, cfg, step, all_reduce, sums)
+            for idx in minibatches(order, turns, mb, token_budget(cfg)):
+                idx = sorted(idx, key=lambda j: turns[j].agent)          # rows grouped by agent (the forward routes runs)
+                share = lambda a, n, k=len(idx): k / len(turns)          # the epoch's loss: passes weighted by their rows
+                _minibatch_loss(turns, idx, w, logprobs, old, cfg, step, share, sums)[0].backward()   # (5)
+            _step(everyone if all_reduce is not None else sorted(sums), optimizers, params, cfg, step, all_reduce, sums)
+            continue
+        for passes in optimiser_minibatches(order, turns, mb, token_budget(cfg)):   # one step per `minibatch` turns
+            rows = Counter(turns[j].agent for idx in passes for j in idx)
+            for a in rows: optimizers[a].zero_grad(set_to_none=True)
+            for idx in passes:                                           # cut by the token budget: gradients summed
+                idx = sorted(idx, key=lambda j: turns[j].agent)
+                share = lambda a, n: n / rows[a]                         # each agent's loss: its mean over the minibatch
+                _minibatch_loss(turns, idx, w, logprobs, old, cfg, step, share, sums)[0].backward()   # (5)
+            _step(sorted(rows), optimizers, params, cfg, step, None, sums)
     return {a: {k: float(np.mean(v)) for k, v in st.items()} for a, st in sums.items()}
