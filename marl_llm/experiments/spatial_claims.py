@@ -26,7 +26,7 @@ from . import decoupling
 # %% auto #0
 __all__ = ['SCRIPTED', 'CELLS', 'LLM_ARMS', 'FLOOR_ARMS', 'FULL_SETTINGS', 'scripted_commons_option', 'cell_key', 'frozen_table',
            'frozen_rows', 'frozen_figure', 'train_study', 'merge_studies', 'curve_figure', 'decoupling_figure',
-           'backbone_table', 'run', 'summarise', 'figure', 'findings']
+           'backbone_table', 'run', 'summarise', 'figure', 'pending', 'findings']
 
 # %% ../../nbs/experiments/13_spatial_claims.ipynb #427341a7
 def scripted_commons_option(env,     # a Cleanup or Commons Harvest env
@@ -240,7 +240,7 @@ def run(out,                                  # folder: the frozen results (`fro
     for bb in backbones: fz = frozen_table(bb, cells, episodes, horizon, out / "frozen.json", guard_episodes, work=out / "guards", dtype=dtype)
     tr = merge_studies(*[train_study(out / "train", bb, train_layouts, methods, seeds, guard_episodes=guard_episodes, dtype=dtype, **(train or {}))
                        for bb in backbones])
-    res = {"frozen": fz, "train": tr}
+    res = {"backbones": list(backbones), "frozen": fz, "train": tr}
     if json_path: write_json(json_path, res, indent=1)
     return res
 
@@ -248,7 +248,7 @@ def run(out,                                  # folder: the frozen results (`fro
 def summarise(res: Mapping, # `run`'s result
              ) -> dict:
     "The claims' tables: `frozen` (`frozen_rows`: a row per cell, arm and backbone) and `train` (`backbone_table`)."
-    return {"frozen": frozen_rows(res["frozen"]), "train": backbone_table(res["train"])}
+    return {"frozen": frozen_rows(res["frozen"]), "train": backbone_table(res["train"]) if res.get("train") else []}
 
 def figure(res: Mapping,           # `run`'s result
            which: str = "frozen",  # 'frozen' (claims 1-2), 'curves' (claim 3) or 'decoupling' (claim 4)
@@ -257,12 +257,26 @@ def figure(res: Mapping,           # `run`'s result
     figs = {"frozen": lambda: frozen_figure(res["frozen"]), "curves": lambda: curve_figure(res["train"]),
             "decoupling": lambda: decoupling_figure(res["train"])}
     if which not in figs: raise ValueError(f"unknown figure {which!r}; valid: {list(figs)}")
+    if which != "frozen" and not res.get("train"): raise ValueError(f"figure {which!r}: no training run in these results yet")
     return figs[which]()
 
 # %% ../../nbs/experiments/13_spatial_claims.ipynb #49fe8a6e
-def findings(path, # the committed results JSON (`study`'s), which may not exist yet
+def pending(res: Mapping,                                    # `run`'s result, complete or not
+            backbones: Sequence[str] = ("tiny", "smollm2-135m"), # the study's backbones
+            settings: Mapping = FULL_SETTINGS,                  # the study's size
+           ) -> list[str]:
+    "The pieces of the study `settings` describes that `res` does not hold yet: frozen (backbone, cell, arm)s and training runs."
+    cells = res["frozen"]["backbones"]
+    out = [f"{bb}/{cell_key(*c)}/{arm}" for bb in backbones for c in settings["cells"] for arm in LLM_ARMS
+           if arm not in cells.get(bb, {}).get("cells", {}).get(cell_key(*c), {})]
+    have = {(r["backbone"], r["method"], r["layout"], r["seed"]) for r in (res.get("train") or {}).get("runs", [])}
+    return out + [f"{bb}/{m}/{lay}/seed{s}" for bb in backbones for m in settings["methods"] for lay in settings["train_layouts"]
+                  for s in settings["seeds"] if (bb, m, lay, s) not in have]
+
+def findings(path,                           # the committed results JSON (`study`'s), which may not exist yet
+             settings: Mapping = FULL_SETTINGS, # the study's size (what is pending is measured against it)
             ) -> str:
-    "Markdown: the tables of claims 1-4 from `path`, or a line saying the full run is pending (no numbers are made up)."
+    "Markdown: the tables of claims 1-4 from `path` as far as it goes, the pieces still pending named (no numbers are made up)."
     p = Path(path)
     if not p.exists(): return f"**The full run is pending**: `{p.name}` is not committed yet, so there are no results to report."
     res = json.loads(p.read_text())
@@ -271,4 +285,9 @@ def findings(path, # the committed results JSON (`study`'s), which may not exist
     lines += ["", "| backbone | method | layout | seeds | reward start → end | cooperation at end | first soup (update) |", "|---|---|---|---|---|---|---|"]
     lines += [f"| {r['backbone']} | {r['method']} | {r['layout']} | {r['seeds']} | {r['reward_start']:.2f} → {r['reward_end']:.2f} | "
               f"{'-' if r['cooperation_end'] is None else format(r['cooperation_end'], '.2f')} | {r['first_soup_steps']} |" for r in summarise(res)["train"]]
+    todo = pending(res, res.get("backbones") or list(res["frozen"]["backbones"]), settings)
+    if not summarise(res)["train"]: lines += ["| *no training run finished yet* |"]
+    prov = sorted(set((res["frozen"].get("provenance") or {}).values()))
+    if prov: lines += ["", "Frozen pieces taken from earlier runs of the same functions and settings: " + "; ".join(prov) + "."]
+    if todo: lines += ["", f"**Still pending** ({len(todo)} pieces): " + ", ".join(f"`{t}`" for t in todo)]
     return "\n".join(lines)
