@@ -19,14 +19,15 @@ from ..models.adapters import AgentAdapters
 from ..models.base import load_backbone
 from ..options.typed import WAIT, Ref, Option
 from ..options.library import scripted_option
+from ..games.grid import distance_cache
 from ..options.registry import game_spec
 from .zero_shot import floor_ceiling, make_guards, llm_option_rewards, llm_primitive_rewards, _piece
 from . import decoupling
 
 # %% auto #0
-__all__ = ['SCRIPTED', 'CELLS', 'LLM_ARMS', 'FLOOR_ARMS', 'FULL_SETTINGS', 'scripted_commons_option', 'cell_key', 'frozen_table',
-           'frozen_rows', 'frozen_figure', 'train_study', 'merge_studies', 'curve_figure', 'decoupling_figure',
-           'backbone_table', 'run', 'summarise', 'figure', 'pending', 'findings']
+__all__ = ['SCRIPTED', 'CELLS', 'LLM_ARMS', 'FLOOR_ARMS', 'FULL_SETTINGS', 'scripted_commons_option', 'scripted_handoff_option',
+           'cell_key', 'frozen_table', 'frozen_rows', 'frozen_figure', 'train_study', 'merge_studies', 'curve_figure',
+           'decoupling_figure', 'backbone_table', 'run', 'summarise', 'figure', 'pending', 'findings']
 
 # %% ../../nbs/experiments/13_spatial_claims.ipynb #427341a7
 def scripted_commons_option(env,     # a Cleanup or Commons Harvest env
@@ -42,8 +43,45 @@ def scripted_commons_option(env,     # a Cleanup or Commons Harvest env
     dist = lambda k: min(abs(x - a) + abs(y - b) for a, b in groups[k] if (a, b) in apples)
     return Option("harvest", (Ref(lib.group_kind, min(ok, key=dist)),)) if ok else WAIT
 
-SCRIPTED = {"overcooked": scripted_option, "cleanup": scripted_commons_option, "harvest": scripted_commons_option}
+# %% ../../nbs/experiments/13_spatial_claims.ipynb #ca644909
+def _reaches(env, i, lib, opt) -> bool:
+    "Can agent `i` walk to a spot from which it could do `opt` (static walls only)?"
+    dc, pos = distance_cache(env.free), tuple(env.pos[i])
+    return any(dc.dist(pos, tuple(s)) >= 0 for s, _ in lib.spots(env, i, opt))
+
+def scripted_handoff_option(env,     # an Overcooked env
+                            i: int,  # the deciding agent's index
+                            lib,     # its `OvercookedOptions` library
+                           ) -> Option:
+    """The scripted kitchen team for any layout: `scripted_option`'s two roles where agent 0 reaches both the onions and
+    pot 0; otherwise hand-offs — whoever reaches a dispenser fetches for pot 0 and sets the item on a counter both sides
+    reach, whoever reaches the pot takes it from there, cooks, serves (and hands the soup on if it cannot reach the window)."""
+    L, p = lib._layout(env), lib._layout(env)["pots"][0]
+    P, pot = Ref("pot", p), env.pots[p]
+    can = lambda o: _reaches(env, i, lib, o)
+    if all(_reaches(env, 0, lib, o) for o in (Option("fetch", ("onion",)), Option("start_cook", (P,)))): return scripted_option(env, i, lib)
+    shared = [c for c in L["counters"] if all(_reaches(env, j, lib, Option("take", ("onion", Ref("counter", c)))) for j in range(len(env.pos)))]
+    free = [c for c in shared if c not in env.counter_items]
+    on_counter = lambda item: [c for c in shared if env.counter_items.get(c) == item]
+    place = lambda item: Option("place", (item, Ref("counter", free[0]))) if free else WAIT
+    held, n_in = env.held[i], len(pot.ingredients)
+    if held == "soup": return Option("deliver") if can(Option("deliver")) else place("soup")
+    if held == "dish": return (Option("pickup_soup", (P,)) if not pot.idle else WAIT) if can(Option("pickup_soup", (P,))) else place("dish")
+    if held == "onion": return (Option("put", ("onion", P)) if pot.idle and n_in < 3 else WAIT) if can(Option("put", ("onion", P))) else place("onion")
+    if can(Option("start_cook", (P,))):                                      # the pot side
+        if pot.idle and n_in == 3: return Option("start_cook", (P,))
+        for item, want in (("soup", True), ("onion", pot.idle and n_in < 3), ("dish", not pot.idle)):
+            if want and on_counter(item) and can(Option("take", (item, Ref("counter", on_counter(item)[0])))):
+                return Option("take", (item, Ref("counter", on_counter(item)[0])))
+    onions = n_in + len(on_counter("onion")) + sum(h == "onion" for h in env.held)
+    if pot.idle and onions < 3 and can(Option("fetch", ("onion",))): return Option("fetch", ("onion",))
+    dishes = len(on_counter("dish")) + sum(h == "dish" for h in env.held)
+    if (not pot.idle or n_in >= 2) and dishes == 0 and can(Option("fetch", ("dish",))): return Option("fetch", ("dish",))
+    return WAIT
+
+SCRIPTED = {"overcooked": scripted_handoff_option, "cleanup": scripted_commons_option, "harvest": scripted_commons_option}
 "The scripted ceiling of each game (`floor_ceiling`'s `scripted`)."
+
 
 # %% ../../nbs/experiments/13_spatial_claims.ipynb #cee93b69
 CELLS = [("overcooked", "cramped_room"), ("overcooked", "asymmetric_advantages"), ("overcooked", "forced_coordination"),
@@ -81,13 +119,15 @@ def frozen_table(backbone: str,            # the frozen backbone (`load_backbone
     for game, layout in cells:
         key = cell_key(game, layout)
         gp = work / f"guards_{key.replace('/', '_')}.json"
-        piece(f"floors/{key}", lambda: res["floors"].__setitem__(key, floor_ceiling(layout, seeds, horizon, seed, game, SCRIPTED[game])))
+        res["floors"][key] = floor_ceiling(layout, seeds, horizon, seed, game, SCRIPTED[game])   # not a piece: seconds, the current ceiling
         if not gp.exists(): res["guards"][key] = make_guards(layout, gp, guard_episodes, horizon, seed, game=game)
         arms = r["cells"].setdefault(key, {})
         piece(f"{backbone}/{key}/primitive", lambda: arms.__setitem__("primitive", llm_primitive_rewards(ad, layout, seeds, horizon, seed=seed, game=game)))
         for arm, g in (("options", None), ("guarded", str(gp))):
             piece(f"{backbone}/{key}/{arm}", lambda: arms.__setitem__(arm, llm_option_rewards(ad, layout, seeds, horizon, g, sampler_seed=seed, game=game)))
+    if json_path: write_json(json_path, res, indent=1)                # the floors as of now
     return res
+
 
 # %% ../../nbs/experiments/13_spatial_claims.ipynb #8ebcc631
 def frozen_rows(res: Mapping, # `frozen_table`'s result (any number of backbones)
