@@ -25,9 +25,10 @@ from .zero_shot import floor_ceiling, make_guards, llm_option_rewards, llm_primi
 from . import decoupling
 
 # %% auto #0
-__all__ = ['SCRIPTED', 'CELLS', 'LLM_ARMS', 'FLOOR_ARMS', 'FULL_SETTINGS', 'scripted_commons_option', 'scripted_handoff_option',
-           'cell_key', 'frozen_table', 'frozen_rows', 'frozen_figure', 'train_study', 'merge_studies', 'curve_figure',
-           'decoupling_figure', 'backbone_table', 'run', 'summarise', 'figure', 'pending', 'findings']
+__all__ = ['SCRIPTED', 'CELLS', 'LLM_ARMS', 'FLOOR_ARMS', 'COLOURS', 'FULL_SETTINGS', 'scripted_commons_option',
+           'scripted_handoff_option', 'cell_key', 'frozen_table', 'frozen_rows', 'frozen_figure', 'train_study',
+           'merge_studies', 'curve_figure', 'decoupling_figure', 'backbone_table', 'run', 'summarise', 'figure',
+           'pending', 'findings']
 
 # %% ../../nbs/experiments/13_spatial_claims.ipynb #427341a7
 def scripted_commons_option(env,     # a Cleanup or Commons Harvest env
@@ -189,27 +190,33 @@ def _by_step(runs, key) -> dict:
             if c.get(key) is not None: out.setdefault(c["step"], []).append(c[key])
     return out
 
+COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+
+def _panels(study: Mapping):
+    "A figure with one panel per layout, and (panel, colour, 'backbone: method', runs, first) for every arm with runs in a layout (first: its first panel)."
+    fig = make_subplots(rows=1, cols=len(study["layouts"]), subplot_titles=study["layouts"], shared_yaxes=True)
+    arms = list(dict.fromkeys((r["backbone"], r["method"]) for r in study["runs"]))
+    cells = [(j + 1, COLOURS[k % len(COLOURS)], f"{bb}: {m}", runs) for j, lay in enumerate(study["layouts"])
+             for k, (bb, m) in enumerate(arms)
+             if (runs := [r for r in study["runs"] if (r["layout"], r["backbone"], r["method"]) == (lay, bb, m)])]
+    return fig, [(*c, c[2] not in [d[2] for d in cells[:k]]) for k, c in enumerate(cells)]
+
 def curve_figure(study: Mapping, # `train_study` / `merge_studies`' result
                 ) -> go.Figure:
     "Held-out team reward per checkpoint, one panel per layout: per backbone and method the seeds' mean (line) and range (band); CPU seconds on hover."
-    fig = make_subplots(rows=1, cols=len(study["layouts"]), subplot_titles=study["layouts"], shared_yaxes=True)
-    cols = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
-    arms = list(dict.fromkeys((r["backbone"], r["method"]) for r in study["runs"]))
-    for j, lay in enumerate(study["layouts"]):
-        for k, (bb, m) in enumerate(arms):
-            runs = [r for r in study["runs"] if (r["layout"], r["backbone"], r["method"]) == (lay, bb, m)]
-            if not runs: continue
-            rew = _by_step(runs, "team_reward")
-            cpu = {c["step"]: [] for r in runs for c in r["curve"]}
-            for r in runs:
-                for c, t in zip(r["curve"], r.get("cpu_s", [None] * len(r["curve"]))): cpu[c["step"]] += [t] if t is not None else []
-            x, col, name = sorted(rew), cols[k % len(cols)], f"{bb}: {m}"
-            lo, hi = [min(rew[s]) for s in x], [max(rew[s]) for s in x]
-            fig.add_trace(go.Scatter(x=x + x[::-1], y=hi + lo[::-1], fill="toself", fillcolor=col, opacity=.2, line=dict(width=0),
-                                     hoverinfo="skip", showlegend=False, legendgroup=name), 1, j + 1)
-            fig.add_trace(go.Scatter(x=x, y=[float(np.mean(rew[s])) for s in x], mode="lines+markers", name=name, legendgroup=name,
-                                     line=dict(color=col), showlegend=j == 0, customdata=[np.mean(cpu[s]) if cpu[s] else None for s in x],
-                                     hovertemplate="update %{x}<br>reward %{y:.2f}<br>CPU %{customdata:.0f} s"), 1, j + 1)
+    fig, cells = _panels(study)
+    for col_i, col, name, runs, first in cells:
+        rew = _by_step(runs, "team_reward")
+        cpu = {c["step"]: [] for r in runs for c in r["curve"]}
+        for r in runs:
+            for c, t in zip(r["curve"], r.get("cpu_s", [None] * len(r["curve"]))): cpu[c["step"]] += [t] if t is not None else []
+        x = sorted(rew)
+        lo, hi = [min(rew[s]) for s in x], [max(rew[s]) for s in x]
+        fig.add_trace(go.Scatter(x=x + x[::-1], y=hi + lo[::-1], fill="toself", fillcolor=col, opacity=.2, line=dict(width=0),
+                                 hoverinfo="skip", showlegend=False, legendgroup=name), 1, col_i)
+        fig.add_trace(go.Scatter(x=x, y=[float(np.mean(rew[s])) for s in x], mode="lines+markers", name=name, legendgroup=name,
+                                 line=dict(color=col), showlegend=first, customdata=[np.mean(cpu[s]) if cpu[s] else None for s in x],
+                                 hovertemplate="update %{x}<br>reward %{y:.2f}<br>CPU %{customdata:.0f} s"), 1, col_i)
     fig.update_xaxes(title="update"); fig.update_yaxes(title="held-out team reward", col=1)
     fig.update_layout(height=380, width=980, title="claim 3: held-out task reward per checkpoint (mean of seeds, band: their range)")
     return fig
@@ -218,19 +225,14 @@ def curve_figure(study: Mapping, # `train_study` / `merge_studies`' result
 def decoupling_figure(study: Mapping, # `train_study` / `merge_studies`' result
                      ) -> go.Figure:
     "Team reward vs cooperation index (1 - solo-carry) at every checkpoint, one panel per layout, one marker colour per backbone and method (its update on hover)."
-    fig = make_subplots(rows=1, cols=len(study["layouts"]), subplot_titles=study["layouts"], shared_yaxes=True)
-    cols = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
-    arms = list(dict.fromkeys((r["backbone"], r["method"]) for r in study["runs"]))
-    for j, lay in enumerate(study["layouts"]):
-        for k, (bb, m) in enumerate(arms):
-            pts = [(1 - c["solo_carry"], c["team_reward"], c["step"], r["seed"]) for r in study["runs"]
-                   if (r["layout"], r["backbone"], r["method"]) == (lay, bb, m) for c in r["curve"] if c["solo_carry"] is not None]
-            if not pts: continue
-            name = f"{bb}: {m}"
-            fig.add_trace(go.Scatter(x=[p[0] for p in pts], y=[p[1] for p in pts], mode="markers", name=name, legendgroup=name,
-                                     marker=dict(color=cols[k % len(cols)], size=[6 + 2 * min(p[2], 8) for p in pts], opacity=.7),
-                                     customdata=[[p[2], p[3]] for p in pts], showlegend=j == 0,
-                                     hovertemplate="update %{customdata[0]}, seed %{customdata[1]}<br>cooperation %{x:.2f}<br>reward %{y:.2f}"), 1, j + 1)
+    fig, cells = _panels(study)
+    for col_i, col, name, runs, first in cells:
+        pts = [(1 - c["solo_carry"], c["team_reward"], c["step"], r["seed"]) for r in runs for c in r["curve"] if c["solo_carry"] is not None]
+        if not pts: continue
+        fig.add_trace(go.Scatter(x=[p[0] for p in pts], y=[p[1] for p in pts], mode="markers", name=name, legendgroup=name,
+                                 marker=dict(color=col, size=[6 + 2 * min(p[2], 8) for p in pts], opacity=.7),
+                                 customdata=[[p[2], p[3]] for p in pts], showlegend=first,
+                                 hovertemplate="update %{customdata[0]}, seed %{customdata[1]}<br>cooperation %{x:.2f}<br>reward %{y:.2f}"), 1, col_i)
     fig.update_xaxes(title="cooperation index (1 - solo-carry)", range=[-0.02, 1.02]); fig.update_yaxes(title="held-out team reward", col=1)
     fig.update_layout(height=380, width=980, title="claim 4: reward vs cooperation at every checkpoint (later checkpoints: larger markers)")
     return fig
