@@ -283,7 +283,8 @@ def prefilled(model,                      # the PEFT model holding the adapters
     eye = torch.eye(T0, dtype=torch.bool, device=att.device)   # a padding query sees itself: no empty softmax rows
     first, which = _distinct_rows(names, input_ids, attention_mask)
     dec = Decoder(model, names, B, length)
-    if len(first) == B:                                         # every row its own prompt: one pass
+    if len(first) == B and not torch.is_grad_enabled():         # every row its own prompt: one pass (with a graph,
+        # a later `hidden` on `dec` writes its cache in place, under the views this pass's attention saved)
         h = dec.hidden(input_ids, pos, 0, (causal & att[:, None, None, :]) | eye)[:, -1:]
         return dec, dec, h, torch.arange(B, device=att.device)
     pre = Decoder(model, [names[k] for k in first], len(first), T0)
