@@ -74,6 +74,7 @@ def verdict(text: str,                 # a reviewer's message
     if got is None: return m.group(1).lower() if m else None
     return "right" if got == pending or (task.grader == "number" and answers_match(got, pending)) else "wrong"
 
+# %% ../../nbs/methods/06_tracer.ipynb #1989b37e
 def score_state(pending: str | None, # the answer under review (None: none yet; '': an invalid proposal)
                 score: int,          # the reviewers' net vote on it
                 last: bool,          # this is the last proposal round
@@ -155,8 +156,7 @@ def _choose(self, agent: str, kind: str, state, train: bool) -> str:
     if mode == "always": return acts[0]
     if mode == "never": return acts[1]
     if mode == "random": return acts[int(self.rng.integers(2))]
-    table = self.tables[agent][kind]
-    return table.sample(state, self.rng) if train else table.greedy(state)
+    table = self.tables[agent][kind]; return table.sample(state, self.rng) if train else table.greedy(state)
 
 def _action_prob(self, agent: str, kind: str, state, act: str, train: bool) -> float | None:
     "The probability the controller gave `act` (current strategy in training, average in evaluation); None for baselines."
@@ -385,8 +385,8 @@ def evaluate(self: TRACER,
     g = self.gen.get_state()
     eps = play(self, make_tasks(self.cfg, self.cfg.eval_tasks, seed=self.cfg.eval_seed, split="test"), 1, train=False)
     self.gen.set_state(g)
-    st, acc = eps[0].meta["stats"], float(np.mean([ep.meta["team_reward"] for ep in eps]))
-    solved = sum(ep.meta["team_reward"] for ep in eps)
+    st, solved = eps[0].meta["stats"], sum(ep.meta["team_reward"] for ep in eps)
+    acc = solved / len(eps)
     if self.cfg.controllers == "rm": self.history.append({"step": step, **controller_snapshot(self.tables)})
     return {"eval/accuracy": acc, "eval/speak_rate": st["speak_rate"], "eval/refresh_rate": st["refresh_rate"],
             "eval/tokens": st["tokens"], "eval/tokens_per_solved": st["tokens"] / solved if solved else None, "_episodes": eps[:record]}
