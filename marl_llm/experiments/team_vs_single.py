@@ -149,5 +149,5 @@ def run(out: str | Path,                      # folder: one run per method and s
 FULL_SETTINGS = dict(backbone="smollm2-135m", seeds=(0, 1, 2), token_budget=15_000, task=TASKS,
                      per_method={"grpo-single": dict(tasks_per_batch=8, group=4, steps=4, lr=2e-3, temperature=0.5, max_new_tokens=12),
                                  "teamtr": dict(tasks_per_batch=8, group=4, steps=4, lr=2e-3, temperature=0.5, max_new_tokens=12, delta=0.05),
-                                 "tracer": dict(tasks_per_update=8, group=4, max_new_tokens=12)})
+                                 "tracer": dict(tasks_per_update=8, group=4, max_new_tokens=12, temperature=0.5, verdicts="answer")})
 "The full SmolLM2 comparison (`data/team_vs_single.json`): the shared budget and task, each method's own fields."

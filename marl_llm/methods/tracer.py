@@ -16,7 +16,7 @@ from fastcore.basics import patch
 
 from ..core.records import Episode, Turn, write_figure_html
 from ..core.config import ConfigError, arg
-from ..games.tasks import Task, TextTaskConfig, make_tasks
+from ..games.tasks import Task, TextTaskConfig, make_tasks, answers_match
 from ..learn.sft import warm_base
 from ..models.sampling import sample_texts
 from ..models.prompts import Prompt
@@ -30,12 +30,12 @@ from ..learn.shapley import ShapleyFields, CoalitionGame, shapley
 from ..learn.first_error import spread_signals, signal_advantages
 
 # %% auto #0
-__all__ = ['CONTROLLERS', 'CREDITS', 'TRACERConfig', 'verdict', 'score_state', 'role_reward', 'prompt', 'warm_pairs',
+__all__ = ['CONTROLLERS', 'CREDITS', 'VERDICTS', 'TRACERConfig', 'verdict', 'score_state', 'role_reward', 'prompt', 'warm_pairs',
            'warm_start', 'play', 'TRACER']
 
 # %% ../../nbs/methods/06_tracer.ipynb #e2cf8cae
 CONTROLLERS = ("rm", "always", "never", "random")
-CREDITS = ("role", "shapley")
+CREDITS, VERDICTS = ("role", "shapley"), ("word", "answer")
 
 @dataclass
 class TRACERConfig(TextTaskConfig, ShapleyFields):
@@ -50,27 +50,31 @@ class TRACERConfig(TextTaskConfig, ShapleyFields):
     controllers: str = arg("rm", "speak/skip and keep/refresh: rm (regret matching), always, never or random")
     min_group_std: float = arg(0.05, "a turn's candidates whose reward std is below this are skipped")
     gspo: bool = arg(True, "train the utterances with GSPO (False: adapters frozen, only the controllers learn)")
-    credit: str = arg("role", "role (each utterance's ±1 role reward, group-normalised per turn) or shapley (each agent's "
-                              "Shapley share of team success, spread over its utterances by their role rewards)")
+    credit: str = arg("role", "role (±1 role rewards, group-normalised per turn) or shapley (Shapley shares, spread by role rewards)")
+    verdicts: str = arg("word", "a review's verdict: word (first word right/wrong) or answer (else its answer: pending's -> right)")
 
     def check(self):
         super().check()                                         # task and warm-start fields
         if self.agents < 2: raise ConfigError(f"agents must be >= 2 (a proposer and a reviewer), got {self.agents}")
         if self.rounds < 1: raise ConfigError(f"rounds must be >= 1, got {self.rounds}")
-        if self.controllers not in CONTROLLERS:
-            raise ConfigError(f"unknown controllers {self.controllers!r}; valid: {list(CONTROLLERS)}")
+        for k, ok in (("controllers", CONTROLLERS), ("credit", CREDITS), ("verdicts", VERDICTS)):
+            if getattr(self, k) not in ok: raise ConfigError(f"unknown {k} {getattr(self, k)!r}; valid: {list(ok)}")
         for k in ("tasks_per_update", "vote_clip"):
             if getattr(self, k) < 1: raise ConfigError(f"{k} must be >= 1, got {getattr(self, k)}")
-        if self.credit not in CREDITS: raise ConfigError(f"unknown credit {self.credit!r}; valid: {list(CREDITS)}")
         self.check_shapley(self.agents, used=self.credit == "shapley")     # stand-in and coalition budget
 
 # %% ../../nbs/methods/06_tracer.ipynb #1c64ab19
-def verdict(text: str, # a reviewer's message
+def verdict(text: str,                 # a reviewer's message
+            pending: str | None = None, # the answer under review (read by answer only)
+            task: Task | None = None,   # given: a message without the word is read by the answer it states
            ) -> str | None:
-    "A review's verdict: its first word, `right` or `wrong` (any case); None if it starts with neither."
+    "A review's verdict: its first word, `right` or `wrong` (any case); else, with `task`, `right` if it states `pending`, `wrong` if another answer; None if neither."
     m = re.match(r"\W*(right|wrong)\b", text or "", re.I)
-    return m.group(1).lower() if m else None
+    got = task.extract(text or "") if not m and task is not None and pending not in (None, "") else None
+    if got is None: return m.group(1).lower() if m else None
+    return "right" if got == pending or (task.grader == "number" and answers_match(got, pending)) else "wrong"
 
+# %% ../../nbs/methods/06_tracer.ipynb #1989b37e
 def score_state(pending: str | None, # the answer under review (None: none yet; '': an invalid proposal)
                 score: int,          # the reviewers' net vote on it
                 last: bool,          # this is the last proposal round
@@ -83,11 +87,11 @@ def role_reward(role: str,                  # 'propose' or 'review'
                 text: str,                  # the agent's message
                 task: Task,                 # the problem (its verifier)
                 pending: str | None = None, # the answer a reviewer judged
+                by_answer: bool = False,    # also read a verdict from the answer the review states (`verdicts="answer"`)
                ) -> float:
     "Proposer: +1 if its answer is right else -1. Reviewer: +1 if its verdict matches the truth, -1 if not, 0 if none."
     if role == "propose": return 1.0 if task.verify(text) else -1.0
-    v = verdict(text)
-    if v is None: return 0.0
+    if (v := verdict(text, pending, task if by_answer else None)) is None: return 0.0
     truth = pending not in (None, "") and task.verify(pending) > 0
     return 1.0 if (v == "right") == truth else -1.0
 
@@ -135,7 +139,6 @@ def warm_pairs(tasks: Sequence[Task], # training tasks
                 lines.append(f"agent {i} reviews: {v}")
     return out
 
-
 def warm_start(cfg: TRACERConfig,   # the run's config (agents, rounds, sft_* fields)
                cache_dir,           # where warm-started bases are cached
                quiet: bool = True,  # no warm-start progress output
@@ -153,8 +156,7 @@ def _choose(self, agent: str, kind: str, state, train: bool) -> str:
     if mode == "always": return acts[0]
     if mode == "never": return acts[1]
     if mode == "random": return acts[int(self.rng.integers(2))]
-    table = self.tables[agent][kind]
-    return table.sample(state, self.rng) if train else table.greedy(state)
+    table = self.tables[agent][kind]; return table.sample(state, self.rng) if train else table.greedy(state)
 
 def _action_prob(self, agent: str, kind: str, state, act: str, train: bool) -> float | None:
     "The probability the controller gave `act` (current strategy in training, average in evaluation); None for baselines."
@@ -209,7 +211,7 @@ def _decide(self, b: _Board, rd: _Round) -> tuple:
 
 def _speak(self, b: _Board, rd: _Round, gen: list[int], k: int) -> dict:
     "`k` candidates for each problem in `gen` (the agent's own become `Turn`s); returns each problem's candidate 0."
-    cfg, role, rows = self.cfg, rd.role, [j for j in gen for _ in range(k)]
+    cfg, role, rows, by = self.cfg, rd.role, [j for j in gen for _ in range(k)], self.cfg.verdicts == "answer"
     if rd.sub == "random": texts, ss = [_stand_in_text(self, role) for _ in rows], []
     else:
         ss = sample_texts(self.adapters, [BASE if rd.sub == "base" else rd.a] * len(rows),
@@ -219,16 +221,16 @@ def _speak(self, b: _Board, rd: _Round, gen: list[int], k: int) -> dict:
     b.tokens, b.generations = b.tokens + sum(len(s.completion_ids) for s in ss), b.generations + len(ss)
     for n, (j, s) in enumerate(zip(rows, ss) if not rd.sub else []):          # stand-ins' lines are not trained
         text, task = s.text.split("\n")[0].strip(), b.tasks[j]
-        rew = role_reward(role, text, task, b.pending[j])
-        b.unparsed[role] += (task.extract(text) is None) if role == "propose" else (verdict(text) is None)
+        rew, v = role_reward(role, text, task, b.pending[j], by), verdict(text, b.pending[j], task if by else None)
+        b.unparsed[role] += (task.extract(text) is None) if role == "propose" else (v is None)
         b.eps[j].add(Turn(rd.a, group=j, prompt_ids=s.prompt_ids, completion_ids=s.completion_ids, logprob=s.logprobs,
-                          reward=rew, t=rd.r, info={"role": role, "round": rd.r, "text": text, "candidate": n % k}))
+                          reward=rew, t=rd.r, info={"role": role, "round": rd.r, "text": text, "candidate": n % k, "verdict": v}))
     return {j: texts[n * k].split("\n")[0].strip() for n, j in enumerate(gen)}
 
 # %% ../../nbs/methods/06_tracer.ipynb #3988514e
 def _settle(self, b: _Board, rd: _Round, live, states, acts, probs, first: dict) -> None:
     "Apply round `rd`'s actions to the live problems, log them, and (learning, `rm`) update the controller on both branches."
-    a, i, rm = rd.a, rd.i, rd.learn and self.cfg.controllers == "rm"
+    a, i, rm, by = rd.a, rd.i, rd.learn and self.cfg.controllers == "rm", self.cfg.verdicts == "answer"
     for j in live:
         task, act = b.tasks[j], acts[j]
         if rd.role == "propose":
@@ -248,10 +250,10 @@ def _settle(self, b: _Board, rd: _Round, live, states, acts, probs, first: dict)
             if rm:
                 truth = b.pending[j] != "" and task.verify(b.pending[j]) > 0
                 self.tables[a]["review"].update(states[j], {"skip": 1.0 if truth else -1.0,
-                                                            "speak": role_reward("review", first[j], task, b.pending[j])})
+                                                            "speak": role_reward("review", first[j], task, b.pending[j], by)})
             if act == "speak":
                 b.spoke += 1
-                b.score[j] += {"right": 1, "wrong": -1}.get(verdict(first[j]), 0)
+                b.score[j] += {"right": 1, "wrong": -1}.get(verdict(first[j], b.pending[j], task if by else None), 0)
                 b.lines[j].append(f"agent {i} reviews: {first[j]}")
             else: b.lines[j].append(f"agent {i} skips")
         b.eps[j].meta["log"].append({"round": rd.r, "agent": a, "role": rd.role, "action": act, "state": list(states[j]),
@@ -291,8 +293,7 @@ class TRACER(Method):
         self.build_adapters(warm_start(cfg, cache, create=False), names)
         self.history = []                                                # controller snapshots at each evaluation
         self.tables = {a: {"propose": RegretTable(["refresh", "keep"]), "review": RegretTable(["speak", "skip"])} for a in names}
-        self.gen = torch.Generator().manual_seed(cfg.seed + 7919 * ctx.rank)
-        self.rng = np.random.default_rng([cfg.seed, ctx.rank])
+        self.gen, self.rng = torch.Generator().manual_seed(cfg.seed + 7919 * ctx.rank), np.random.default_rng([cfg.seed, ctx.rank])
 
     def generators(self): return {"sample": self.gen}
     def state_dict(self):
@@ -374,7 +375,7 @@ def rollout_metrics(self: TRACER, episodes: list[Episode], # this update's rollo
     prop = [t for t in turns if t.info["role"] == "propose"]; rev = [t for t in turns if t.info["role"] == "review"]
     return {"reward": float(np.mean([ep.meta["team_reward"] for ep in episodes])), **st,
             "proposer_reward": float(np.mean([t.reward for t in prop])) if prop else 0.0,
-            "verdict_rate": float(np.mean([verdict(t.info["text"]) is not None for t in rev])) if rev else 0.0}
+            "verdict_rate": float(np.mean([t.info["verdict"] is not None for t in rev])) if rev else 0.0}
 
 @patch
 def evaluate(self: TRACER,
@@ -384,8 +385,8 @@ def evaluate(self: TRACER,
     g = self.gen.get_state()
     eps = play(self, make_tasks(self.cfg, self.cfg.eval_tasks, seed=self.cfg.eval_seed, split="test"), 1, train=False)
     self.gen.set_state(g)
-    st, acc = eps[0].meta["stats"], float(np.mean([ep.meta["team_reward"] for ep in eps]))
-    solved = sum(ep.meta["team_reward"] for ep in eps)
+    st, solved = eps[0].meta["stats"], sum(ep.meta["team_reward"] for ep in eps)
+    acc = solved / len(eps)
     if self.cfg.controllers == "rm": self.history.append({"step": step, **controller_snapshot(self.tables)})
     return {"eval/accuracy": acc, "eval/speak_rate": st["speak_rate"], "eval/refresh_rate": st["refresh_rate"],
             "eval/tokens": st["tokens"], "eval/tokens_per_solved": st["tokens"] / solved if solved else None, "_episodes": eps[:record]}
