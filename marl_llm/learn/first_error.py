@@ -81,7 +81,7 @@ class JudgePRM:
                  template: str = JUDGE_TEMPLATE,    # with {transcript} and {k}
                  max_new_tokens: int = 3, label: str = "step"):
         self.adapters, self.agent, self.template, self.max_new_tokens, self.label = adapters, agent, template, max_new_tokens, label
-        self.calls, self.failures = 0, 0
+        self.calls, self.failures, self.replies = 0, 0, []          # replies: every raw judge text, in call order
 
     def __call__(self, task: Task, outputs) -> list[float]:
         prompts = [self.template.format(transcript=transcript(task.prompt, list(outputs[:k + 1]), self.label), k=k + 1)
@@ -89,7 +89,7 @@ class JudgePRM:
         replies = sample_texts(self.adapters, [self.agent] * len(prompts), prompts, self.max_new_tokens, greedy=True)
         prev, out = 0.0, []
         for s in replies:
-            self.calls += 1
+            self.calls += 1; self.replies.append(s.text)
             word = (s.text.strip().split() or [""])[0].lower().strip(".,!:")
             if word not in ("yes", "no"): self.failures += 1; v = prev        # unparseable: state unchanged
             else: v = 1.0 if word == "yes" else 0.0
@@ -189,7 +189,7 @@ def repair_pairs(team: Team,                # the team that played (its componen
         if k is None: continue
         st["located"] += 1
         comp = team.components[sorted(ep.all_turns(), key=lambda t: t.t)[k].info["component"]]
-        prompt = handoff_prompt(task.prompt, outs[:k], team.label)
+        prompt = handoff_prompt(task.prompt, outs[:k], team.label, getattr(comp, "role", ""))
         cands = _candidates(comp, task, outs[:k], prompt, budget, rng, gen, temperature, max_new_tokens)
         for n, c in enumerate(cands, 1):
             if check_scores(prm(task, list(outs[:k]) + [c]), k + 1)[k] >= 0:
@@ -278,6 +278,6 @@ def outcome_pairs(team: Team, # the team that played (components, label)
             k = next((i for i, (x, y) in enumerate(zip(ow, ol)) if x != y), None)
             if k is None: continue
             comp = team.components[sorted(l.all_turns(), key=lambda t: t.t)[k].info["component"]]
-            pairs.append({"prompt": handoff_prompt(tasks[j].prompt, ol[:k], team.label), "chosen": ow[k], "rejected": ol[k],
+            pairs.append({"prompt": handoff_prompt(tasks[j].prompt, ol[:k], team.label, getattr(comp, "role", "")), "chosen": ow[k], "rejected": ol[k],
                           "agent": comp.name, "step": k})
     return pairs

@@ -52,10 +52,11 @@ def transcript(task_prompt: str,       # the task
 def handoff_prompt(task_prompt: str,        # the task
                    outputs: Sequence[str],  # the components' outputs so far
                    label: str = "step",     # what each output line is called
+                   role: str = "",          # the component's role text (the prompt's system part; raw: its first line)
                   ) -> Prompt:
-    "What the next component sees: the transcript so far; raw text ends with the label of its own line."
+    "What the next component sees: its role, the transcript so far; raw text ends with the label of its own line."
     k = len(outputs) + 1
-    return Prompt(transcript(task_prompt, outputs, label), cue=f"\n{label} {k}:",
+    return Prompt(transcript(task_prompt, outputs, label), system=role, cue=f"\n{label} {k}:",
                   instruct=f"Write {label} {k} only: one short line, nothing else.")
 
 # %% ../../nbs/learn/07_teams.ipynb #6d566085
@@ -64,6 +65,7 @@ class Component:
     "One member of a team: adapter `name` on `adapters` (whose backbone may differ from the other members')."
     adapters: AgentAdapters
     name: str
+    role: str = ""          # planted role text: the system part of every prompt it gets (`handoff_prompt`)
 
     def __post_init__(self):
         if self.name != BASE and self.name not in self.adapters.names:
@@ -164,7 +166,7 @@ def team_rollout(team: Team,             # the components, their router and numb
                     outs[e].append(text)
                     eps[e].add(Turn(c.name, group=task_of[e], t=k, info={"component": orders[e][k], "text": text, "scripted": True}))
                 continue
-            prompts = [handoff_prompt(tasks[task_of[e]].prompt, outs[e], team.label) for e in rows]
+            prompts = [handoff_prompt(tasks[task_of[e]].prompt, outs[e], team.label, c.role) for e, c in zip(rows, comps)]
             samples = sample_texts(comps[0].adapters, [c.name for c in comps], prompts, max_new_tokens=max_new_tokens,
                                    temperature=temperature, greedy=greedy, generator=gen)
             for e, c, s in zip(rows, comps, samples):

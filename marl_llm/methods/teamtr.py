@@ -48,6 +48,7 @@ class TeamTRConfig(TrustRegionConfig, TextTaskConfig, ShapleyFields):
     cert_C: float = arg(1.0, "constant C of the certificate proxy sum(L_i) - C n sqrt(max delta)")
     credit: str = arg("team", "team (group-normalised team reward on every turn) or shapley (per-component Shapley "
                               "credit spread over its messages by the rule PRM; 2^n coalition rollouts per batch)")
+    roles: tuple = arg((), "planted roles: one text per component, the system part of its prompts (empty: no roles)")
 
     def check(self):
         super().check()                                     # trust region, task and warm-start fields
@@ -58,6 +59,8 @@ class TeamTRConfig(TrustRegionConfig, TextTaskConfig, ShapleyFields):
             if getattr(self, k) < 1: raise ConfigError(f"{k} must be >= 1, got {getattr(self, k)}")
         if self.credit not in CREDITS: raise ConfigError(f"unknown credit {self.credit!r}; valid: {list(CREDITS)}")
         self.check_shapley(self.n_components, used=self.credit == "shapley")   # stand-in and coalition budget
+        if self.roles and len(self.roles) != self.n_components:
+            raise ConfigError(f"roles needs one text per component ({self.n_components}), got {len(self.roles)}")
         if self.credit == "shapley" and self.schedule == "single":
             raise ConfigError("credit 'shapley' needs distinct members; schedule 'single' has one policy in every role")
 
@@ -96,7 +99,7 @@ class TeamTR(Method):
         names = ["agent_0"] * n if cfg.schedule == "single" else [f"agent_{i}" for i in range(n)]
         self.build_adapters(load_backbone(sft_base(cfg, cache, create=False), device=ctx.device, seed=cfg.sft_seed),
                             dict.fromkeys(names))
-        self.team = Team([Component(self.adapters, a) for a in names], router=cfg.router)
+        self.team = Team([Component(self.adapters, a, role) for a, role in zip(names, cfg.roles or [""] * n)], router=cfg.router)
         self.replacements, self.only = 0, None
 
     def credit(self, episodes, # the rollout's episodes
@@ -243,7 +246,7 @@ def replace(self: TeamTR, i: int,                       # the component index to
         bb = backbone if isinstance(backbone, Backbone) else load_backbone(backbone, device=self.cfg.device)
         ad = AgentAdapters(bb, [name], r=self.cfg.lora_r, alpha=self.cfg.lora_alpha, seed=self.cfg.seed)
         ad.decode_tokens = self.cfg.decode_tokens
-    comp = Component(ad, name)
+    comp = Component(ad, name, self.team.components[i].role)   # the newcomer takes the role it fills
     self.optimizers.update(make_optimizers(ad, self.cfg.lr, [name]))
     self.team = self.team.replace(i, comp)
     return comp
