@@ -21,11 +21,13 @@ from ..options.rollout import SHAPING
 from ..analysis.audits import FAILED, behaviour_metrics, fitted_change
 from ..models.adapters import BASE
 from ..models.sampling import sample_texts
+from ..models.prompts import Prompt
 
 # %% auto #0
-__all__ = ['EVENT_VOCAB', 'MAX_WEIGHT', 'STAGES', 'SEARCH', 'LEVELS', 'CRITIC_PROMPT', 'GENERATOR_PROMPT', 'ShapingError',
-           'Shaping', 'parse_shaping', 'preset_shaping', 'evidence', 'evidence_text', 'Diagnosis', 'RuleCritic',
-           'RuleGenerator', 'FarmGenerator', 'LLMJSON', 'LLMCritic', 'LLMGenerator']
+__all__ = ['EVENT_VOCAB', 'MAX_WEIGHT', 'STAGES', 'SEARCH', 'LEVELS', 'CRITIC_PROMPT', 'GENERATOR_PROMPT', 'STYLES',
+           'ShapingError', 'Shaping', 'parse_shaping', 'preset_shaping', 'evidence', 'evidence_text', 'Diagnosis',
+           'RuleCritic', 'RuleGenerator', 'FarmGenerator', 'critic_prompt', 'generator_prompt', 'LLMJSON', 'LLMCritic',
+           'LLMGenerator']
 
 # %% ../../nbs/methods/07_llm_also_critic.ipynb #a898eba2
 EVENT_VOCAB: dict[str, tuple[str, ...]] = {
@@ -209,8 +211,9 @@ class RuleCritic:
 SEARCH: dict[str, dict[str, tuple[str, ...]]] = {
     "overcooked": {"never_cooks": ("onion_potted", "cook_started"), "never_delivers": ("soup_picked_up",),
                    "idle": ("onion_potted",), "options_fail": ("cook_started",), "stalled": ("onion_potted", "soup_picked_up")},
-    "cleanup": {"never_cleans": ("waste_cleaned",), "idle": ("waste_cleaned",), "stalled": ("waste_cleaned",)},
-    "harvest": {},
+    "cleanup": {"never_cleans": ("waste_cleaned",), "idle": ("waste_cleaned",), "options_fail": ("waste_cleaned",),
+                "stalled": ("waste_cleaned",)},
+    "harvest": {"options_fail": ("apple_eaten",)},
 }
 "Per game and stage, the event kinds whose bonus `RuleGenerator` may add or raise."
 
@@ -261,13 +264,55 @@ class FarmGenerator:
                 {"weights": {"item_placed_on_counter": 3.0, "onion_picked": 3.0}, "name": "farm:drop-onions"}]
         return farm[:k]
 
-# %% ../../nbs/methods/07_llm_also_critic.ipynb #1591ed09
+# %% ../../nbs/methods/07_llm_also_critic.ipynb #74a7e645
 CRITIC_PROMPT = ("You diagnose a multi-agent RL run in {game}. Evidence: {evidence}\n"
                  "Failure stages: {stages}.\nAnswer with JSON {{\"stages\": [...], \"why\": \"...\"}}:")
 GENERATOR_PROMPT = ("Propose {k} reward shapings for {game} against: {stages}. Current bonuses: {current}. "
                     "Event kinds: {kinds}. Each bonus in [-{max:g}, {max:g}].\n"
                     "Answer with a JSON list of {{\"weights\": {{kind: bonus}}}}:")
+STYLES = ("plain", "chat", "menu")
+"Prompt styles: `plain` (the one-line texts above), `chat` (role, names, JSON format, an example), `menu` (numbered choices)."
 
+def _menu(items) -> str: return "\n".join(f"{n}. {x}" for n, x in enumerate(items, 1))
+
+def critic_prompt(ev: dict,            # the `evidence`
+                  style: str = "chat", # a `STYLES` entry
+                 ) -> str:
+    "The critic's request: the evidence and the valid stages (`chat`: with their meaning and an example reply)."
+    if style == "plain": return CRITIC_PROMPT.format(game=ev["game"], evidence=evidence_text(ev), stages=", ".join(STAGES))
+    if style not in STYLES: raise ValueError(f"unknown prompt style {style!r}; valid: {STYLES}")
+    if style == "menu": return Prompt(f"Game: {ev['game']}. Evidence: {evidence_text(ev)}\nWhich failure stages apply?",
+                                      "You diagnose a multi-agent reinforcement-learning run. Reply with a JSON list of numbers only.",
+                                      instruct=_menu(f"{k}: {v}" for k, v in STAGES.items()) + "\nExample reply: [9]")
+    return Prompt(f"Game: {ev['game']}. Evidence: {evidence_text(ev)}\nWhich failure stages apply? Reply with the JSON object.",
+                  "You diagnose a multi-agent reinforcement-learning run. Reply with one JSON object and nothing else.",
+                  instruct="Failure stages:\n" + "\n".join(f"- {k}: {v}" for k, v in STAGES.items())
+                  + '\nExample reply: {"stages": ["stalled"], "why": "the return is flat"}')
+
+# %% ../../nbs/methods/07_llm_also_critic.ipynb #52fd1873
+def generator_prompt(diag: Diagnosis,     # the critic's stages
+                     current: Shaping,    # the shaping in force
+                     k: int,              # candidates wanted
+                     style: str = "chat", # a `STYLES` entry
+                    ) -> str:
+    "The generator's request: stages, current bonuses, the game's event kinds, bounds (`chat`: with an example reply)."
+    g, kinds, st = current.game, EVENT_VOCAB[current.game], ", ".join(diag.stages) or "none"
+    if style == "plain": return GENERATOR_PROMPT.format(k=k, game=g, stages=st, current=json.dumps(current.weights),
+                                                        kinds=", ".join(kinds), max=MAX_WEIGHT)
+    if style not in STYLES: raise ValueError(f"unknown prompt style {style!r}; valid: {STYLES}")
+    if style == "menu": return Prompt(f"Game: {g}. Problems: {st}. Current bonuses: {json.dumps(current.weights)}. Which events "
+                                      f"should get a bonus, and how much? Give {k} pairs.", "You design reward shaping for a "
+                                      "multi-agent game. Reply with a JSON list of [number, bonus] pairs only.", instruct=_menu(kinds)
+                                      + f"\nEach bonus is a number in [-{MAX_WEIGHT:g}, {MAX_WEIGHT:g}]. Example reply: [[1, 1.0]]")
+    ex = json.dumps([{"weights": {kinds[0]: 1.0}}])
+    return Prompt(f"Game: {g}. Problems: {st}. Current bonuses: {json.dumps(current.weights)}. "
+                  f"Propose {k} reward shapings as a JSON list.",
+                  "You design reward shaping for a multi-agent game. Reply with one JSON list and nothing else.",
+                  instruct=f"Each shaping is {{\"weights\": {{event kind: bonus}}}}. Event kinds: {', '.join(kinds)}. "
+                  f"Each bonus is a number in [-{MAX_WEIGHT:g}, {MAX_WEIGHT:g}].\nExample reply: {ex}")
+
+
+# %% ../../nbs/methods/07_llm_also_critic.ipynb #bc294ea6
 def _first_json(text: str):
     "The first JSON object or list in `text` (None if there is none that parses)."
     for m in re.finditer(r"[\[{]", text):
@@ -276,16 +321,18 @@ def _first_json(text: str):
     return None
 
 class LLMJSON:
-    "JSON from a model: greedy first, then sampled retries; parse failures and skipped requests counted."
+    "JSON from a model: greedy first, then sampled retries; parse failures, skipped requests and every reply kept."
     def __init__(self, adapters,                 # `AgentAdapters` of the model
                  agent: str = BASE,              # its adapter (default: the base without adapters)
                  max_new_tokens: int = 96,       # the longest reply
                  retries: int = 2,               # sampled retries after the greedy reply, before a request is skipped
                  seed: int = 0,                  # seeds the sampler
+                 style: str = "menu",            # the prompts' style (`STYLES`)
                 ):
-        self.adapters, self.agent, self.max_new_tokens, self.retries = adapters, agent, max_new_tokens, retries
+        if style not in STYLES: raise ValueError(f"unknown prompt style {style!r}; valid: {STYLES}")
+        self.adapters, self.agent, self.max_new_tokens, self.retries, self.style = adapters, agent, max_new_tokens, retries, style
         self.gen = torch.Generator().manual_seed(seed)
-        self.calls, self.failures, self.skipped = 0, 0, 0
+        self.calls, self.failures, self.skipped, self.log = 0, 0, 0, []
 
     def ask(self, prompt: str,                   # the request
             valid=lambda obj: True,              # does a parsed reply qualify (else it counts as a failure)
@@ -298,20 +345,28 @@ class LLMJSON:
                              generator=self.gen)[0]
             self.calls += 1
             obj = _first_json(s.text)
-            if obj is not None and valid(obj): return obj
+            ok = obj is not None and valid(obj)
+            self.log.append({"attempt": attempt, "text": s.text, "ok": ok})
+            if ok: return obj
             self.failures += 1
         self.skipped += 1
         return None
 
+
 # %% ../../nbs/methods/07_llm_also_critic.ipynb #5667f264
+def _num(x) -> bool: return isinstance(x, (int, float)) and not isinstance(x, bool)
+
 class LLMCritic(LLMJSON):
     "A critic that asks a model; unknown stage names are dropped."
     def __call__(self, ev: dict,                 # the `evidence`
                  seed: int | None = None,        # reseeds the model's sampler
                 ) -> Diagnosis:
-        obj = self.ask(CRITIC_PROMPT.format(game=ev["game"], evidence=evidence_text(ev), stages=", ".join(STAGES)),
-                       lambda o: isinstance(o, dict) and isinstance(o.get("stages"), list), seed)
+        names, menu = list(STAGES), self.style == "menu"
+        ok = ((lambda o: isinstance(o, list) and o and all(_num(n) and float(n).is_integer() and 1 <= n <= len(names) for n in o))
+              if menu else lambda o: isinstance(o, dict) and isinstance(o.get("stages"), list))
+        obj = self.ask(critic_prompt(ev, self.style), ok, seed)
         if obj is None: return Diagnosis([], "critic reply unparseable (skipped)", "llm")
+        if menu: return Diagnosis(list(dict.fromkeys(names[int(n) - 1] for n in obj)), "", "llm")
         return Diagnosis([s for s in obj["stages"] if s in STAGES], str(obj.get("why", ""))[:300], "llm")
 
 class LLMGenerator(LLMJSON):
@@ -323,8 +378,12 @@ class LLMGenerator(LLMJSON):
                 shares=None,                     # unused (the rule generator's signature)
                 seed: int | None = None,         # reseeds the model's sampler
                ) -> list:
-        obj = self.ask(GENERATOR_PROMPT.format(k=k, game=current.game, stages=", ".join(diag.stages) or "none",
-                                               current=json.dumps(current.weights), kinds=", ".join(EVENT_VOCAB[current.game]),
-                                               max=MAX_WEIGHT), lambda o: isinstance(o, (list, dict)), seed)
+        if self.style == "menu":
+            kinds = EVENT_VOCAB[current.game]
+            pair = lambda p: isinstance(p, list) and len(p) == 2 and _num(p[0]) and float(p[0]).is_integer()
+            obj = self.ask(generator_prompt(diag, current, k, "menu"), lambda o: isinstance(o, list) and o and all(map(pair, o)), seed)
+            return [{"weights": {**current.weights, (kinds[int(n) - 1] if 1 <= n <= len(kinds) else f"#{n}"): b}}
+                    for n, b in (obj or [])[:k]]
+        obj = self.ask(generator_prompt(diag, current, k, self.style), lambda o: isinstance(o, (list, dict)), seed)
         if obj is None: return []
         return (obj if isinstance(obj, list) else [obj])[:k]
