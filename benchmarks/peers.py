@@ -53,7 +53,7 @@ a real model the activations of a pass outweigh the LoRA state, so the compariso
 (`--mem-minibatch 32` lets N=8 run 4x larger passes than N=1: 1.57x one agent's peak, measured 2026-12-04).
 
 Every timed process also reports the linear path it takes (printed under the timing table): the kernels that
-transformers/PEFT's `F.linear` (MKL's sgemm) and marl_llm's `decode.linear` (oneDNN, for frozen float32 weights)
+transformers/PEFT's `F.linear` (MKL's sgemm) and marl_llm's `dnn.linear` (oneDNN, for frozen float32 weights)
 reach in that process, named from MKL's and oneDNN's verbose output, whether MKL sees an Intel CPU, and both
 paths' GFLOP/s on the backbone's MLP shape measured in that process before loading. marl_llm's ratio to TRL moves
 with the oneDNN/MKL speed ratio of the machine (and with how busy it is): the table shows it per process.
@@ -383,7 +383,7 @@ def _captured_stdout(fn) -> str:
 def linear_paths(system: str, folder: str, reps: int = 10) -> dict:
     """Which library this process's float32 linear layers reach and how fast each is here, on the backbone's MLP shape
     (512 rows): transformers/PEFT's `F.linear` (torch's addmm: MKL sgemm, oneDNN only if mkldnn's fp32 matmul precision
-    is lowered) and marl_llm's `decode.linear` (oneDNN for frozen weights). Verbose runs name the kernels each takes."""
+    is lowered) and marl_llm's `dnn.linear` (oneDNN for frozen weights). Verbose runs name the kernels each takes."""
     import ctypes, glob, re
     import torch
     import torch.nn.functional as F
@@ -407,20 +407,20 @@ def linear_paths(system: str, folder: str, reps: int = 10) -> dict:
     v = _captured_stdout(mkl_call)
     out["F.linear_kernel"] = ("MKL " + m.group(1)) if (m := re.search(r"MKL_VERBOSE (\w+)\(", v)) else "not MKL (no MKL_VERBOSE line)"
     try:
-        import marl_llm.models.decode as md
-        out["marl_llm_onednn"] = bool(md.CPU_ONEDNN and md._dnn() is not None)
-        out["decode.linear_gflops"] = gflops(lambda: md.linear(x, w))
+        import marl_llm.models.dnn as dnn
+        out["marl_llm_onednn"] = bool(dnn.CPU_ONEDNN and dnn._dnn() is not None)
+        out["dnn.linear_gflops"] = gflops(lambda: dnn.linear(x, w))
         def dnn_call():
-            with torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON): md.linear(x, w)
+            with torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON): dnn.linear(x, w)
         v = _captured_stdout(dnn_call)
         impl = re.findall(r"primitive,exec,cpu,\w+,([\w:]+),", v)
-        out["decode.linear_kernel"] = f"oneDNN {impl[-1]}" if impl else "not oneDNN (no onednn_verbose exec line)"
+        out["dnn.linear_kernel"] = f"oneDNN {impl[-1]}" if impl else "not oneDNN (no onednn_verbose exec line)"
     except ImportError:
         out["marl_llm_onednn"] = None
-    uses = "decode.linear" if system == "marl_llm" and out.get("marl_llm_onednn") else "F.linear"
-    out["path"] = (f"frozen float32 weights (forward, and backward through them): {out['decode.linear_kernel']}; "
+    uses = "dnn.linear" if system == "marl_llm" and out.get("marl_llm_onednn") else "F.linear"
+    out["path"] = (f"frozen float32 weights (forward, and backward through them): {out['dnn.linear_kernel']}; "
                    f"LoRA and what torch runs itself: {out['F.linear_kernel']}"
-                   if uses == "decode.linear" else f"every linear: {out['F.linear_kernel']} (transformers/PEFT F.linear)")
+                   if uses == "dnn.linear" else f"every linear: {out['F.linear_kernel']} (transformers/PEFT F.linear)")
     return out
 
 
@@ -558,12 +558,12 @@ def print_paths(cells: list):
     "Which linear path each timed process took, and each path's speed there (the x TRL figure moves with their ratio)."
     print("\nLinear paths, per timed process (float32 matmul of the backbone's MLP shape, 512 rows, measured in that process "
           "before loading; GFLOP/s):")
-    print("| system | repeat | path | cpu capability | MKL sees an Intel CPU | F.linear GFLOP/s | decode.linear (oneDNN) GFLOP/s | ratio |")
+    print("| system | repeat | path | cpu capability | MKL sees an Intel CPU | F.linear GFLOP/s | dnn.linear (oneDNN) GFLOP/s | ratio |")
     print("|---|---|---|---|---|---|---|---|")
     for c in cells:
         p = c.get("linear_paths")
         if not p: continue
-        f, d = p["F.linear_gflops"], p.get("decode.linear_gflops")
+        f, d = p["F.linear_gflops"], p.get("dnn.linear_gflops")
         print(f"| {LABEL[c['system']]} | {c['repeat'] + 1} | {p['path']} | {p['cpu_capability']} | {p['mkl_sees_intel_cpu']} | "
               f"{f:.1f} | {'-' if d is None else f'{d:.1f}'} | {'-' if d is None else f'{d / f:.2f}x'} |")
 

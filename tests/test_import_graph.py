@@ -153,3 +153,50 @@ def test_checker_sees_local_and_relative_imports(tmp_path):
 
 if __name__ == "__main__":
     print(layer_table())
+
+
+def defined_names(mod: str) -> set:
+    "Names a module binds at top level (functions, classes, assignments, imports) and its submodules."
+    names = {m.rsplit(".", 1)[1] for m in MODULES if m.startswith(mod + ".") and m.count(".") == mod.count(".") + 1}
+    for n in ast.parse(MODULES[mod].read_text()).body:
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)): names.add(n.name)
+        elif isinstance(n, (ast.Assign, ast.AnnAssign)):
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                names |= {e.id for e in ast.walk(t) if isinstance(e, ast.Name)}
+        elif isinstance(n, (ast.Import, ast.ImportFrom)): names |= {(a.asname or a.name).split(".")[0] for a in n.names}
+    return names
+
+
+def stale_script_refs(path: pathlib.Path) -> list:
+    "`from marl_llm.m import x` and `import marl_llm.m as a` ... `a.x` in a script where `m` no longer has `x`."
+    tree, alias, bad = ast.parse(path.read_text()), {}, []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("marl_llm"):
+            if n.module not in MODULES: bad.append(f"{path.name}:{n.lineno} no module {n.module}"); continue
+            bad += [f"{path.name}:{n.lineno} {n.module} has no {a.name}" for a in n.names if a.name not in defined_names(n.module)]
+        elif isinstance(n, ast.Import):
+            for a in n.names:
+                if a.name.startswith("marl_llm.") and a.asname: alias.setdefault(a.asname, set()).add(a.name)
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in alias:
+            mods = alias[n.value.id]
+            if all(m in MODULES and n.attr not in defined_names(m) for m in mods):
+                bad.append(f"{path.name}:{n.lineno} {'/'.join(sorted(mods))} has no {n.attr}")
+    return bad
+
+
+def test_scripts_name_what_the_package_has():
+    "Benchmarks and tools import by name: a renamed or moved function breaks them only when they run (not in CI's tests)."
+    scripts = sorted((ROOT / "benchmarks").glob("*.py")) + sorted((ROOT / "tools").glob("*.py"))
+    assert scripts
+    bad = [b for p in scripts for b in stale_script_refs(p)]
+    assert not bad, "\n".join(bad)
+
+
+def test_stale_script_refs_are_seen(tmp_path):
+    p = tmp_path / "bench.py"
+    p.write_text("import marl_llm.models.decode as md\nfrom marl_llm.models.dnn import linear, nothere\n"
+                 "def f():\n    return md.CPU_ONEDNN, md.Decoder\n")
+    bad = stale_script_refs(p)
+    assert any("no nothere" in b for b in bad) and any("no CPU_ONEDNN" in b for b in bad)
+    assert not any("Decoder" in b or "no linear" in b for b in bad)
