@@ -203,6 +203,8 @@ def train(argv: list[str] | None = None, # the command's arguments (None: `sys.a
         print(f"marl-llm train: stopped: {e}", file=sys.stderr); return 3
     except (FileNotFoundError, FileExistsError, ConfigError, CheckpointError) as e:
         print(f"marl-llm train: error: {e}", file=sys.stderr); return 2
+    except ConnectionError as e:                         # a Hub id (--data, --backbone) with no network or in offline mode
+        print(f"marl-llm train: error: {e} (no network, or HF_HUB_OFFLINE is set; a local file works offline)", file=sys.stderr); return 2
     except OSError as e:                                 # disk full, read-only: completed work is kept, resume later
         where = f" {e.filename!r}:" if e.filename else ""
         print(f"marl-llm train: error:{where} {e.strerror or e} (the run's completed work is kept; "

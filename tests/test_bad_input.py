@@ -96,6 +96,8 @@ CASES = [
     (["train", "--method", "tracer", "--task", "gsm8k", "--data", "{d}/file.jsonl"], ["file.jsonl", "line 2 is not JSON"]),
     (["train", "--method", "tracer", "--task", "gsm8k", "--data", "nothere.jsonl"], ["nothere.jsonl", "no such file"]),
     (["train", "--method", "teamtr", "--task", "math500", "--data", "./data/nothere"], ["./data/nothere", "no such file"]),
+    (["train", "--method", "tracer", "--task", "gsm8k", "--data", "{d}/empty_dir"], ["empty_dir", "test.jsonl"]),
+    (["train", "--method", "llm-also", "--llm-backbone", "{d}/none.gguf"], ["llm_backbone", "none.gguf", "does not exist"]),
     (["train", "--temperature", "inf"], ["temperature", "finite", "inf"]),
     (["train", "--kl-coef", "nan"], ["kl_coef", "finite", "nan"]),
     (["train", "--method", "teamtr", "--delta", "-inf"], ["delta", "finite", "-inf"]),

@@ -121,7 +121,7 @@ def validate(self: RunConfig) -> RunConfig:
         v = getattr(self, f.name)
         if not _type_ok(v, hints[f.name]):
             raise ConfigError(f"{f.name} must be {_type_name(hints[f.name])}, got {v!r}")
-        if not _finite(v): raise ConfigError(f"{f.name} must be a finite number, got {v!r}")
+        if not _finite(v): raise ConfigError(f"{f.name} must be {'a finite number' if isinstance(v, float) else 'finite numbers'}, got {v!r}")
         if isinstance(v, list) and _type_ok((), hints[f.name]): setattr(self, f.name, tuple(v))   # JSON gives lists
     for k in _POSITIVE:
         if getattr(self, k) < 1: raise ConfigError(f"{k} must be >= 1, got {getattr(self, k)}")

@@ -394,7 +394,7 @@ def check_data(cfg: TextTaskConfig, # a config whose `data` names a local file o
     if not p.exists():
         if looks_like_hub_id(cfg.data): return
         raise ConfigError(f"data {str(cfg.data)!r}: no such file or folder (a datasets id on the Hub looks like owner/name)")
-    for s in [s for s in ("train", "test") if p.is_file() or (p / f"{s}.jsonl").exists()]:
+    for s in [s for s in ("train", "test") if p.is_file() or (p / f"{s}.jsonl").exists()] or ["test"]:    # none: says so
         try: task_pool(cfg, s)
         except (ValueError, KeyError, TypeError, OSError) as e:
             m = " ".join(str(e).split()); raise ConfigError(m if str(p) in m else f"data {str(cfg.data)!r}: {m}") from None
