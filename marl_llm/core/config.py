@@ -6,14 +6,15 @@ Docs: https://marl-llm.github.io/marl_llm/core/config.html.md"""
 
 # %% ../../nbs/core/02_config.ipynb #6af2b746
 from __future__ import annotations
-import argparse, dataclasses, json, types, typing
+import argparse, dataclasses, json, math, re, types, typing
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['DTYPES', 'PROMPT_FORMATS', 'ConfigError', 'arg', 'RunConfig', 'check_device', 'check_dtype', 'check_prompt_format',
-           'config_from_dict', 'load_config', 'parse_bool', 'add_arguments', 'describe']
+__all__ = ['DTYPES', 'PROMPT_FORMATS', 'REPORT_TO', 'DATA_SUFFIXES', 'ConfigError', 'arg', 'RunConfig', 'check_device',
+           'check_dtype', 'check_prompt_format', 'check_report_to', 'looks_like_hub_id', 'config_from_dict',
+           'load_config', 'parse_bool', 'add_arguments', 'describe']
 
 # %% ../../nbs/core/02_config.ipynb #21750b67
 class ConfigError(ValueError):
@@ -73,6 +74,7 @@ class RunConfig:
     eval_seed: int = arg(100_000, "first held-out evaluation seed (training seeds stay below it)")
     checkpoint_every: int = arg(5, "write a checkpoint every this many updates (and at the end)")
     record_episodes: int = arg(0, "held-out episodes saved to episodes/ at the final evaluation")
+    report_to: str = arg("none", "experiment trackers that get every metrics row, the config and the final figures: 'none', or tensorboard, wandb, trackio (several comma-separated; TRL's report_to)")
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
@@ -97,6 +99,13 @@ def _type_ok(v, tp) -> bool:
     if tp is dict or origin is dict: return isinstance(v, dict)
     return isinstance(v, tp) if isinstance(tp, type) else True
 
+def _finite(v) -> bool:
+    "False if `v` is, or holds (in a tuple, list or dict), a float nan or inf: a config's numbers are finite."
+    if isinstance(v, float): return math.isfinite(v)
+    if isinstance(v, (tuple, list)): return all(map(_finite, v))
+    if isinstance(v, dict): return all(map(_finite, v.values()))
+    return True
+
 def _type_name(tp) -> str:
     if typing.get_origin(tp) in (typing.Union, types.UnionType): return " or ".join(_type_name(t) for t in typing.get_args(tp))
     return "None" if tp is type(None) else getattr(tp, "__name__", str(tp))
@@ -112,6 +121,7 @@ def validate(self: RunConfig) -> RunConfig:
         v = getattr(self, f.name)
         if not _type_ok(v, hints[f.name]):
             raise ConfigError(f"{f.name} must be {_type_name(hints[f.name])}, got {v!r}")
+        if not _finite(v): raise ConfigError(f"{f.name} must be {'a finite number' if isinstance(v, float) else 'finite numbers'}, got {v!r}")
         if isinstance(v, list) and _type_ok((), hints[f.name]): setattr(self, f.name, tuple(v))   # JSON gives lists
     for k in _POSITIVE:
         if getattr(self, k) < 1: raise ConfigError(f"{k} must be >= 1, got {getattr(self, k)}")
@@ -127,6 +137,7 @@ def validate(self: RunConfig) -> RunConfig:
     check_dtype(self.dtype, self.device)
     try: check_prompt_format(self.prompt_format)
     except ValueError as e: raise ConfigError(str(e)) from None
+    check_report_to(self.report_to)
     self.check()
     return self
 
@@ -176,6 +187,33 @@ def check_prompt_format(fmt: str, # a `prompt_format` value to check
     "`fmt` if it is one of `PROMPT_FORMATS`, else a one-line `ValueError` listing them (config, CLI and loader all use this)."
     if fmt not in PROMPT_FORMATS: raise ValueError(f"prompt_format {fmt!r}; valid: {', '.join(PROMPT_FORMATS)}")
     return fmt
+
+# %% ../../nbs/core/02_config.ipynb #03d6d53b
+REPORT_TO = {"tensorboard": "tensorboard", "wandb": "wandb", "trackio": "trackio"}
+"The trackers `report_to` may name, each with the pip package it needs (the writers are in `learn.trackers`)."
+
+def check_report_to(value: str, # 'none', or tracker names comma-separated (e.g. 'tensorboard,wandb')
+                   ) -> tuple[str, ...]:
+    "The tracker names in `value` (() for 'none'); a one-line `ConfigError` for an unknown name or a library not installed."
+    import importlib.util
+    names = tuple(dict.fromkeys(x.strip().lower() for x in str(value).split(",") if x.strip() and x.strip().lower() != "none"))
+    valid = f"valid: none, {', '.join(REPORT_TO)} (several comma-separated)"
+    for n in names:
+        if n not in REPORT_TO: raise ConfigError(f"report_to {n!r} is not a tracker; {valid}")
+    for n in names:
+        if importlib.util.find_spec(REPORT_TO[n]) is None:
+            raise ConfigError(f"report_to {n!r} needs the {REPORT_TO[n]!r} package, which is not installed here: pip install {REPORT_TO[n]}")
+    return names
+
+# %% ../../nbs/core/02_config.ipynb #688f8d9d
+DATA_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet", ".txt", ".arrow", ".gz")
+"Suffixes of local data files: a source ending in one is a file, never a Hub id."
+
+def looks_like_hub_id(source: str | Path, # a `--data` value
+                     ) -> bool:
+    "True for `owner/name` (one slash, no data-file suffix, not a ./ ../ / ~ path): what the Hub could hold."
+    s = str(source)
+    return bool(re.fullmatch(r"[A-Za-z0-9][\w.-]*/[\w.-]+", s)) and not s.lower().endswith(DATA_SUFFIXES)
 
 # %% ../../nbs/core/02_config.ipynb #97e752eb
 def config_from_dict(cls,   # a `RunConfig` subclass

@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
-from ..core.config import RunConfig, ConfigError, arg
+from ..core.config import RunConfig, ConfigError, arg, DATA_SUFFIXES, looks_like_hub_id
 
 # %% auto #0
 __all__ = ['GRADERS', 'GSM8K_TEMPLATE', 'MATH_TEMPLATE', 'GPQA_TEMPLATE', 'ARITH_TEMPLATES', 'TASK_KINDS', 'normalise_number',
            'extract_answer', 'answers_match', 'last_boxed', 'normalise_latex', 'boxed_match', 'extract_choice', 'Task',
            'score', 'gsm8k_answer', 'gsm8k_tasks', 'read_jsonl', 'load_records', 'load_gsm8k', 'math500_tasks',
            'gpqa_tasks', 'load_math500', 'load_gpqa', 'arithmetic_task', 'arithmetic_tasks', 'TextTaskConfig',
-           'task_pool', 'make_tasks']
+           'task_pool', 'make_tasks', 'check_data']
 
 # %% ../../nbs/games/09_tasks.ipynb #faca57de
 _NUM = re.compile(r"-?\$?\d[\d,]*(?:\.\d+)?|-?\$?\.\d+")
@@ -206,6 +206,8 @@ def load_records(source: str | Path,        # a .jsonl file, a folder with {spli
             raise FileNotFoundError(f"no {split!r} split in {str(p)!r}: expected {f.name}; found {have}")
         rows = read_jsonl(f)
         return rows[:limit] if limit is not None else rows
+    if not looks_like_hub_id(source) and (p.suffix.lower() in DATA_SUFFIXES or str(source).startswith(("./", "../", "/", "~"))):
+        raise FileNotFoundError(f"no such file or folder: {str(source)!r} (a datasets id on the Hub looks like owner/name)")
     try:
         import datasets
     except ImportError as e:
@@ -350,6 +352,7 @@ class TextTaskConfig(RunConfig):
         if self.task not in TASK_KINDS: raise ConfigError(f"unknown task {self.task!r}; valid: {list(TASK_KINDS)}")
         if self.task != "arithmetic" and not self.data:
             raise ConfigError(f"task {self.task!r} needs data= (--data): a local .jsonl file or folder, or a datasets id")
+        if self.task != "arithmetic": check_data(self)
         if self.template not in ARITH_TEMPLATES: raise ConfigError(f"unknown template {self.template!r}; valid: {sorted(ARITH_TEMPLATES)}")
         for k in ("max_digit", "max_new_tokens", "eval_tasks", "sft_batch"):
             if getattr(self, k) < 1: raise ConfigError(f"{k} must be >= 1, got {getattr(self, k)}")
@@ -382,3 +385,16 @@ def make_tasks(cfg: TextTaskConfig, # task settings
     pool = task_pool(cfg, split)
     idx = np.random.default_rng(seed).choice(len(pool), size=min(n, len(pool)), replace=False)
     return [pool[i] for i in idx]
+
+# %% ../../nbs/games/09_tasks.ipynb #90e78c0c
+def check_data(cfg: TextTaskConfig, # a config whose `data` names a local file or folder, or a Hub id
+              ) -> None:
+    "Read and parse a local `cfg.data` now (one-line `ConfigError` if missing, a bad line, a bad record); a Hub id is left to the loader."
+    p = Path(str(cfg.data)).expanduser()
+    if not p.exists():
+        if looks_like_hub_id(cfg.data): return
+        raise ConfigError(f"data {str(cfg.data)!r}: no such file or folder (a datasets id on the Hub looks like owner/name)")
+    for s in [s for s in ("train", "test") if p.is_file() or (p / f"{s}.jsonl").exists()] or ["test"]:    # none: says so
+        try: task_pool(cfg, s)
+        except (ValueError, KeyError, TypeError, OSError) as e:
+            m = " ".join(str(e).split()); raise ConfigError(m if str(p) in m else f"data {str(cfg.data)!r}: {m}") from None

@@ -17,11 +17,11 @@ from fastcore.basics import patch
 
 from ..core.records import Episode, Turn, RunDir, peak_rss_mb, seed_everything, write_json, write_figure_html, team_reward
 from ..core.config import RunConfig, ConfigError
-from ..models.base import check_backbone, load_backbone
+from ..models.base import check_backbone, load_backbone, resolve_prompt_format
 from ..models.adapters import AgentAdapters
-from ..models.base import resolve_prompt_format
 from .checkpoint import Checkpointer, CheckpointError, NonFiniteLoss
 from .update import turn_tokens
+from .trackers import Trackers
 
 # %% auto #0
 __all__ = ['SAFE_ON_RESUME', 'Context', 'throughput', 'make_optimizers', 'flat_stats', 'Method', 'learning_curve',
@@ -202,11 +202,10 @@ def adapter_digest(adapters, # `AgentAdapters`
 def _broadcast(adapters) -> None:
     import torch.distributed as dist
     if not dist.is_initialized(): return
-    for a in adapters.names:
-        for p in adapters.parameters(a): dist.broadcast(p.data, src=0)
+    for p in [p for a in adapters.names for p in adapters.parameters(a)]: dist.broadcast(p.data, src=0)
 
 # %% ../../nbs/learn/05_pipeline.ipynb #1efaf581
-SAFE_ON_RESUME = ("updates", "checkpoint_every", "eval_every", "record_episodes", "device")
+SAFE_ON_RESUME = ("updates", "checkpoint_every", "eval_every", "record_episodes", "device", "report_to")
 "Config fields a resumed run may change (they extend or observe the run, not the experiment)."
 
 def writable(out: Path, # the run directory
@@ -273,8 +272,7 @@ class Pipeline:
                  keep_checkpoints: int = 2, # checkpoints kept (older ones pruned)
                 ):
         self.method, self.out, cfg = method, Path(out), method.cfg
-        rank = accelerator.process_index if accelerator is not None else 0
-        world = accelerator.num_processes if accelerator is not None else 1
+        rank, world = (accelerator.process_index, accelerator.num_processes) if accelerator is not None else (0, 1)
         if resume and not (self.out / "config.json").exists():
             raise FileNotFoundError(f"--resume: {str(self.out)!r} holds no run to resume")
         changes = _claim(self.out, asdict(cfg), resume) if rank == 0 else {}
@@ -294,6 +292,8 @@ class Pipeline:
         if resume: self._resume()
         elif world > 1: _broadcast(method.adapters)
         if changes and rank == 0: record_changes(self.out, changes, self.step)
+        self.reports = []                                                # callables run at the end, before the trackers close
+        self.trackers = Trackers(cfg.report_to if rank == 0 else "none", self.out, asdict(cfg), run.metrics() if rank == 0 else (), resume)
 
 # %% ../../nbs/learn/05_pipeline.ipynb #822c2233
 @patch
@@ -304,9 +304,7 @@ def _resume(self: Pipeline) -> None:
         if self.ckpt.skipped:                                           # checkpoints exist, none intact: say so
             raise CheckpointError(f"no intact checkpoint in {str(self.ckpt.dir)!r}: " +
                                   "; ".join(f"{p.name}: {why}" for p, why in self.ckpt.skipped))
-        if self.ctx.main:
-            print(f"resume: {str(self.out)!r} has no checkpoint yet; starting from step 0", file=sys.stderr)
-            self.run.truncate_after(-1)
+        if self.ctx.main: self.run.truncate_after(-1); print(f"resume: {str(self.out)!r} has no checkpoint yet; starting from step 0", file=sys.stderr)
         return
     st = self.ckpt.load(m.adapters, m.optimizers, generators=m.generators())
     self.step = int(st["step"])
@@ -317,8 +315,8 @@ def _resume(self: Pipeline) -> None:
 def save(self: Pipeline, step: int, # the update just finished
     ) -> None:
     "An atomic checkpoint of adapters, optimisers, RNGs and the method's state (main rank writes)."
-    m = self.method
     if self.ctx.main:
+        m = self.method
         self.ckpt.save(step, m.adapters, m.optimizers, state={"method": m.state_dict()}, generators=m.generators())
     if self.ctx.accelerator is not None: self.ctx.accelerator.wait_for_everyone()
 
@@ -337,9 +335,9 @@ def _evaluate(self: Pipeline, step: int) -> dict:
 @patch
 def _log(self: Pipeline, u: int, row: dict, bar) -> None:
     "The main rank's record of update `u`: its metrics row, and the progress bar's key metrics."
-    m = self.method
     self.run.log(u, **row)
-    post = {k: f"{row[k]:.3g}" for k in (m.key_metric, m.eval_metric) if isinstance(row.get(k), (int, float))}
+    self.trackers.log(u, row)
+    post = {k: f"{row[k]:.3g}" for k in (self.method.key_metric, self.method.eval_metric) if isinstance(row.get(k), (int, float))}
     if row.get("time/decisions_per_s"): post["decisions/s"] = f"{row['time/decisions_per_s']:.0f}"
     bar.set_postfix(post, refresh=False)
     bar.update(1)
@@ -353,7 +351,7 @@ def _fit(self: Pipeline, until: int | None = None, # last update of this call (d
     last = cfg.updates if until is None else int(until)
     ev = lambda u: cfg.eval_every > 0 and (u % cfg.eval_every == 0 or u == cfg.updates)
     if self.step == 0 and cfg.eval_every > 0 and ctx.main and not run.metrics():
-        run.log(0, **self._evaluate(0))
+        run.log(0, **(r0 := self._evaluate(0))); self.trackers.log(0, r0)
     bar = run.progress(total=last, initial=self.step, desc=f"{cfg.method} {phase or ''}".strip()) if ctx.main else None
     try:
         for u in range(self.step + 1, last + 1):
@@ -387,6 +385,8 @@ def finish(self: Pipeline) -> None:
     fig = learning_curve(self.run.metrics(), m.key_metric, m.eval_metric, title=f"{m.cfg.method}: {self.out.name}")
     write_figure_html(self.out / "learning_curve.html", fig)                  # opens offline
     m.finish(self)
+    for r in self.reports: r(self)                                            # e.g. the CLI's audit
+    self.trackers.finish({"learning_curve": fig, **{p.stem: p for p in sorted(self.out.glob("*.html")) if p.stem != "learning_curve"}})
 
 def fit(method: Method,         # the method to train
         out: str | Path,        # run directory

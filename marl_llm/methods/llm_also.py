@@ -59,6 +59,10 @@ class LLMALSOConfig(PAMAGRPOConfig):
         if self.generator not in GENERATORS: raise ConfigError(f"unknown generator {self.generator!r}; valid: {list(GENERATORS)}")
         if self.margin_z < 0 or self.min_margin < 0: raise ConfigError("margin_z and min_margin must be >= 0")
         if self.llm_retries < 0: raise ConfigError(f"llm_retries must be >= 0, got {self.llm_retries}")
+        if self.llm_backbone is not None:
+            from marl_llm.models.base import check_backbone
+            try: check_backbone(self.llm_backbone)
+            except ConfigError as e: raise ConfigError(f"llm_backbone: {e}") from None
         if self.shaping_file is not None: self.initial_shaping()
 
     def initial_shaping(self) -> Shaping:
