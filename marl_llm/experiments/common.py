@@ -6,12 +6,16 @@ Docs: https://marl-llm.github.io/marl_llm/experiments/common.html.md"""
 
 # %% ../../nbs/experiments/01_common.ipynb #b1092f38
 from __future__ import annotations
+import fcntl, json
+from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..core.records import write_json
+
 # %% auto #0
-__all__ = ['API', 'curve_record', 'final_stats', 'round_floats', 'runs_by']
+__all__ = ['API', 'curve_record', 'final_stats', 'round_floats', 'runs_by', 'update_json']
 
 # %% ../../nbs/experiments/01_common.ipynb #79915218
 API = ("run", "summarise", "figure")
@@ -49,3 +53,17 @@ def runs_by(res: Mapping,                 # an experiment's result: its `runs` a
     runs = list(res["runs"].values()) if isinstance(res["runs"], Mapping) else list(res["runs"])
     order = order if order is not None else list(dict.fromkeys(r[key] for r in runs))
     return {arm: rs for arm in order if (rs := [r for r in runs if r[key] == arm])}
+
+# %% ../../nbs/experiments/01_common.ipynb #a01880ec
+def update_json(path,   # the results file (created when absent)
+                fn,     # called with the current contents (a dict, empty when the file is absent); changes it in place or returns a new dict
+               ) -> dict:
+    "Read `path`, apply `fn`, rewrite it atomically, all under an exclusive lock (`path`.lock): concurrent pieces merge, never overwrite."
+    p = Path(path); p.parent.mkdir(parents=True, exist_ok=True)
+    with open(p.with_name(p.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        cur = json.loads(p.read_text()) if p.exists() else {}
+        new = fn(cur)
+        cur = cur if new is None else new
+        write_json(p, cur, indent=1)
+    return cur

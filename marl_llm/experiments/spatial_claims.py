@@ -23,12 +23,13 @@ from ..games.grid import distance_cache
 from ..options.registry import game_spec
 from .zero_shot import floor_ceiling, make_guards, llm_option_rewards, llm_primitive_rewards, _piece
 from . import decoupling
+from .common import update_json
 
 # %% auto #0
 __all__ = ['SCRIPTED', 'CELLS', 'LLM_ARMS', 'FLOOR_ARMS', 'COLOURS', 'FULL_SETTINGS', 'scripted_commons_option',
            'scripted_handoff_option', 'cell_key', 'frozen_table', 'frozen_rows', 'frozen_figure', 'train_study',
-           'merge_studies', 'curve_figure', 'decoupling_figure', 'backbone_table', 'run', 'summarise', 'figure',
-           'pending', 'findings']
+           'merge_studies', 'curve_figure', 'decoupling_figure', 'backbone_table', 'run', 'add_runs', 'train_piece',
+           'summarise', 'figure', 'pending', 'findings']
 
 # %% ../../nbs/experiments/13_spatial_claims.ipynb #427341a7
 def scripted_commons_option(env,     # a Cleanup or Commons Harvest env
@@ -285,6 +286,31 @@ def run(out,                                  # folder: the frozen results (`fro
     res = {"backbones": list(backbones), "frozen": fz, "train": tr}
     if json_path: write_json(json_path, res, indent=1)
     return res
+
+# %% ../../nbs/experiments/13_spatial_claims.ipynb #e5346311
+def add_runs(res: dict,        # `run`'s result, complete or partial (its `train` may be absent or None)
+             study: Mapping,   # a `train_study` result to merge in
+            ) -> dict:
+    "`res` with `study`'s runs merged into `res['train']`: a run of the same (backbone, method, layout, seed) replaced, configs, lists and times joined."
+    key = lambda r: (r["backbone"], r["method"], r["layout"], r["seed"])
+    old = res.get("train") or {"config": {}, "runs": [], "time_s": 0.0, "backbones": [], "methods": [], "layouts": [], "seeds": []}
+    new = {key(r) for r in study["runs"]}
+    res["train"] = merge_studies({**old, "runs": [r for r in old["runs"] if key(r) not in new]}, study)
+    res["backbones"] = list(dict.fromkeys([*res.get("backbones", []), *study["backbones"]]))
+    return res
+
+def train_piece(json_path,                   # the study's results file (merged into under a lock, created if absent)
+                out,                         # the study's folder (`run`'s `out`): the run goes under `out`/train/`backbone`
+                backbone: str,               # the base model
+                method: str,                 # "pa-magrpo" or "magrpo"
+                layout: str,                 # the Overcooked layout
+                seed: int,                   # the training seed
+                settings: Mapping = FULL_SETTINGS, # the study's size (`guard_episodes`, `dtype`, `train`)
+               ) -> dict:
+    "One training run of the study (`train_study` for one backbone, method, layout and seed; a finished run is reused), merged into `json_path`."
+    st = train_study(Path(out) / "train", backbone, [layout], [method], [int(seed)], guard_episodes=settings["guard_episodes"],
+                     dtype=settings["dtype"], **{"progress": False, **settings["train"]})
+    return update_json(json_path, lambda res: add_runs(res, st))
 
 # %% ../../nbs/experiments/13_spatial_claims.ipynb #fbf103e8
 def summarise(res: Mapping, # `run`'s result

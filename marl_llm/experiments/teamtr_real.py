@@ -12,14 +12,13 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..core.records import write_json
 from ..games.tasks import make_tasks
 from ..models.base import load_backbone
 from ..models.adapters import AgentAdapters
 from ..learn.teams import Component, Team, team_rollout
 from ..learn.pipeline import Pipeline
 from ..methods.teamtr import TeamTRConfig, TeamTR
-from .common import curve_record, round_floats
+from .common import curve_record, round_floats, update_json
 from .teamtr import _replacement
 
 # %% auto #0
@@ -106,15 +105,20 @@ def real_study(out: str | Path,                              # folder: one run p
                align_stages: int = 3,                        # alignment stages after the swap
                quiet: bool = True,                           # no progress bars
                **cfg) -> dict:                               # further `TeamTRConfig` fields
-    "Every (schedule, seed) piece through `fit` (skipped when the JSON has it; a killed run resumes its checkpoint)."
+    "Every (schedule, seed) piece through `fit` (skipped when the JSON has it; a killed run resumes its checkpoint); each finished piece merged into `json_path` under a lock, so pieces can run in parallel processes."
     out = Path(out)
     base = TeamTRConfig(**{"eval_every": 1, "sft_steps": 0, **cfg, **task_fields(tasks, level, data), "backbone": backbone})
     base = dataclasses.replace(base, sft_dir=base.sft_dir or str(out / "sft")).validate()
     if base.eval_every != 1: raise ValueError("real_study evaluates after every stage (eval_every=1): per-stage regressions")
     p = Path(json_path) if json_path else None
-    res = json.loads(p.read_text()) if p and p.exists() else {}
-    res.update(config=dataclasses.asdict(base), tasks=tasks, seeds=list(seeds), schedules=list(schedules))
-    for k in ("runs", "replacement"): res.setdefault(k, {})
+    def merge(d: dict, key=None, run=None, rep=None) -> dict:     # this call's settings and piece into `d` (other processes' pieces kept)
+        d.update(config=dataclasses.asdict(base), tasks=tasks, seeds=sorted({*d.get("seeds", []), *map(int, seeds)}),
+                 schedules=list(dict.fromkeys([*d.get("schedules", []), *schedules])))
+        for k in ("runs", "replacement"): d.setdefault(k, {})
+        if run is not None: d["runs"][key] = round_floats(run)
+        if rep is not None: d["replacement"][key] = round_floats(rep)
+        return d
+    res = merge(json.loads(p.read_text()) if p and p.exists() else {})
     for sd in seeds:
         for sch in schedules:
             key = f"{sch}/seed{sd}"
@@ -126,7 +130,7 @@ def real_study(out: str | Path,                              # folder: one run p
             if sch == "teamtr" and replace_component is not None:
                 res["replacement"][key] = _replacement(pipe.method, pipe, cfg_r, res["runs"][key]["acc_final"], sd,
                                                        replace_component, replacement_backbone or {"sft_steps": cfg_r.sft_steps}, align_stages)
-            if p: write_json(p, round_floats(res), indent=1)
+            if p: res = update_json(p, lambda d: merge(d, key, res["runs"][key], res["replacement"].get(key)))
             del pipe
     return res
 
