@@ -153,9 +153,10 @@ def summarise(res: Mapping, # `real_study`'s result
     return out
 
 # %% ../../nbs/experiments/15_teamtr_real.ipynb #7879b477
-def findings(path, # the committed results JSON (`real_study`'s), which may not exist yet
+def findings(path,                        # the committed results JSON (`real_study`'s), which may not exist yet
+             settings: Mapping | None = None, # the study's size, against which pending pieces are named (None: `FULL_SETTINGS`)
             ) -> str:
-    "Markdown: the study's table from `path`, or a line saying the full run is pending (no numbers are made up)."
+    "Markdown: the study's table from `path` and the (schedule, seed) pieces of `settings` it lacks, or a line saying the full run is pending (no numbers are made up)."
     p = Path(path)
     if not p.exists(): return f"**The full run is pending**: `{p.name}` is not committed yet, so there are no results to report."
     res = json.loads(p.read_text()); sm = summarise(res)
@@ -167,6 +168,9 @@ def findings(path, # the committed results JSON (`real_study`'s), which may not 
         r = sm["replacement"]
         lines += ["", f"replacement (mean): before {r['before']:.3f}, swapped {r['swapped']:.3f}, aligned {r['aligned']:.3f}, "
                       f"newcomer solo {r['newcomer_solo']:.3f}"]
+    st = settings or FULL_SETTINGS
+    todo = [f"{sch}/seed{sd}" for sd in st["seeds"] for sch in st["schedules"] if f"{sch}/seed{sd}" not in res["runs"]]
+    if todo: lines += ["", f"**Still pending** ({len(todo)} of {len(st['seeds']) * len(st['schedules'])} runs): {', '.join(todo)}"]
     return "\n".join(lines)
 
 # %% ../../nbs/experiments/15_teamtr_real.ipynb #ef948512
